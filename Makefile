@@ -1,0 +1,35 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+
+.PHONY: run test lint format
+
+run: $(INSTALLED) .env
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py ensureadmin
+	@echo "Serving on http://127.0.0.1:8000/ (admin at /admin/); Ctrl-C stops."
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile Procfile.dev start
+
+test: $(INSTALLED)
+	$(BIN)/pytest
+
+lint: $(INSTALLED)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(INSTALLED)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+$(INSTALLED): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --editable '.[dev]'
+	touch $@
+
+# A local, plain-http configuration with a fresh secret key; never overwritten.
+.env:
+	$(PYTHON) -c "import secrets; print('SECRET_KEY=' + secrets.token_urlsafe(50)); print('HTTPS=false')" > $@

@@ -1,0 +1,159 @@
+"""Settings for the uptime monitor.
+
+Everything comes from the environment, or from a `.env` file beside
+manage.py when there is one. README.md lists every variable and its default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import environ
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+# Values already in the environment win over the file.
+ENV_FILE = Path(env.str("ENV_FILE", default=str(BASE_DIR / ".env")))
+if ENV_FILE.is_file():
+    env.read_env(ENV_FILE)
+
+DEBUG = env.bool("DEBUG", default=False)
+
+SECRET_KEY = env.str("SECRET_KEY", default="")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DEBUG is off. Generate one with: "
+            'python -c "import secrets; print(secrets.token_urlsafe(50))"'
+        )
+    SECRET_KEY = "django-insecure-development-only-key-do-not-deploy"
+
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+# HTTPS hardening is on whenever DEBUG is off; HTTPS=false turns it off for
+# a plain-http local run (make run) without turning on DEBUG.
+HTTPS = env.bool("HTTPS", default=not DEBUG)
+SECURE_SSL_REDIRECT = HTTPS
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool(
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True
+)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+if env.bool("BEHIND_PROXY", default=False):
+    # Only safe when a proxy in front strips this header from clients.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "projects",
+    "polling",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "monitor.urls"
+WSGI_APPLICATION = "monitor.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": env.db("DATABASE_URL", default="sqlite:///db.sqlite3")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # A relative SQLite path is relative to this project, not to the cwd.
+    DATABASES["default"]["NAME"] = str(BASE_DIR / DATABASES["default"]["NAME"])
+    # WAL lets the dashboard read while the poller writes; IMMEDIATE takes
+    # the write lock at BEGIN, so a waiting writer honours busy_timeout
+    # instead of failing with "database is locked" on lock upgrade.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": (
+            "PRAGMA journal_mode=WAL;"
+            "PRAGMA synchronous=NORMAL;"
+            "PRAGMA busy_timeout=10000;"
+        ),
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 10,
+    }
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
+else:
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+_PASSWORD_VALIDATION = "django.contrib.auth.password_validation"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": f"{_PASSWORD_VALIDATION}.UserAttributeSimilarityValidator"},
+    {"NAME": f"{_PASSWORD_VALIDATION}.MinimumLengthValidator"},
+    {"NAME": f"{_PASSWORD_VALIDATION}.CommonPasswordValidator"},
+    {"NAME": f"{_PASSWORD_VALIDATION}.NumericPasswordValidator"},
+]
+LOGIN_URL = "admin:login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env.str("TIME_ZONE", default="UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+    },
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+}
+
+# Poller
+MAX_CONCURRENT_HTTP = env.int("MAX_CONCURRENT_HTTP", default=100)
+MIN_POLL_INTERVAL = env.int("MIN_POLL_INTERVAL", default=10)
+POLLER_RELOAD_INTERVAL = env.int("POLLER_RELOAD_INTERVAL", default=300)
+POLLER_TASK_QUEUE_SIZE = env.int("POLLER_TASK_QUEUE_SIZE", default=1000)
+POLLER_RESULT_QUEUE_SIZE = env.int("POLLER_RESULT_QUEUE_SIZE", default=2000)
+POLLER_CONTROL_BIND = env.str("POLLER_CONTROL_BIND", default="127.0.0.1:8765")
+POLLER_CONTROL_URL = env.str("POLLER_CONTROL_URL", default="http://127.0.0.1:8765")
+POLLER_CONTROL_TOKEN = env.str("POLLER_CONTROL_TOKEN", default="")

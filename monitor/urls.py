@@ -1,0 +1,9 @@
+from django.contrib import admin
+from django.urls import path
+
+admin.site.site_header = "Uptime monitor"
+admin.site.site_title = "Uptime monitor"
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+]

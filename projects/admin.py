@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.functional import cached_property
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from projects.forms import ProjectForm
+from projects.models import PollResult, Project, Status
+
+RECENT_RESULTS_SHOWN = 20
+# Counting millions of rows on every page is the usual reason a results
+# list gets slow; past this many, the admin pages through a capped count.
+RESULT_COUNT_CAP = 10_000
+
+BADGE_COLOURS = {Status.UP: "#1a7f37", Status.DOWN: "#cf222e"}
+
+
+def status_badge(status: str) -> SafeString:
+    if not status:
+        return format_html('<span style="color:#6e7781">{}</span>', "no poll yet")
+    return format_html(
+        '<span style="background:{};color:#fff;padding:1px 7px;border-radius:8px;'
+        'font-weight:600">{}</span>',
+        BADGE_COLOURS[status],
+        Status(status).label,
+    )
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    form = ProjectForm
+    list_display = [
+        "name",
+        "url",
+        "method",
+        "interval_column",
+        "enabled",
+        "status_column",
+        "last_polled_at",
+        "response_time_column",
+    ]
+    list_filter = ["enabled", "last_status", "method"]
+    search_fields = ["name", "url"]
+    actions = ["enable_projects", "disable_projects"]
+    readonly_fields = [
+        "last_polled_at",
+        "status_column",
+        "last_status_code",
+        "response_time_column",
+        "consecutive_failures",
+        "recent_results",
+    ]
+    fieldsets = [
+        (None, {"fields": ["name", "url", "method", "enabled"]}),
+        ("Request", {"fields": ["headers", "body", "expected_status"]}),
+        ("Schedule", {"fields": ["interval", "interval_unit", "timeout_seconds"]}),
+        (
+            "Current state",
+            {
+                "fields": [
+                    "status_column",
+                    "last_polled_at",
+                    "last_status_code",
+                    "response_time_column",
+                    "consecutive_failures",
+                    "recent_results",
+                ]
+            },
+        ),
+    ]
+
+    @admin.display(description="interval")
+    def interval_column(self, project: Project) -> str:
+        return project.interval_display
+
+    @admin.display(description="status", ordering="last_status")
+    def status_column(self, project: Project) -> SafeString:
+        return status_badge(project.last_status)
+
+    @admin.display(description="response time", ordering="last_response_time_ms")
+    def response_time_column(self, project: Project) -> str:
+        if project.last_response_time_ms is None:
+            return "-"
+        return f"{project.last_response_time_ms} ms"
+
+    @admin.display(description=f"latest {RECENT_RESULTS_SHOWN} results")
+    def recent_results(self, project: Project) -> SafeString | str:
+        if project.pk is None:
+            return "-"
+        results = project.results.order_by("-polled_at")[:RECENT_RESULTS_SHOWN]
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    f"{result.polled_at:%Y-%m-%d %H:%M:%S}",
+                    status_badge(result.status),
+                    result.status_code or "-",
+                    "-"
+                    if result.response_time_ms is None
+                    else f"{result.response_time_ms} ms",
+                    result.error_message,
+                )
+                for result in results
+            ),
+        )
+        if not rows:
+            return "No polls yet."
+        return format_html(
+            "<table><thead><tr><th>polled at (UTC)</th><th>status</th><th>code</th>"
+            "<th>time</th><th>error</th></tr></thead><tbody>{}</tbody></table>",
+            rows,
+        )
+
+    @admin.action(description="Enable selected projects")
+    def enable_projects(self, request: HttpRequest, queryset: QuerySet) -> None:
+        count = queryset.update(enabled=True)
+        self.message_user(request, f"Enabled {count} project(s).", messages.SUCCESS)
+
+    @admin.action(description="Disable selected projects")
+    def disable_projects(self, request: HttpRequest, queryset: QuerySet) -> None:
+        count = queryset.update(enabled=False)
+        self.message_user(request, f"Disabled {count} project(s).", messages.SUCCESS)
+
+
+class CappedCountPaginator(Paginator):
+    """Counts at most RESULT_COUNT_CAP rows, so a page costs the same with
+    ten rows or ten million."""
+
+    @cached_property
+    def count(self) -> int:
+        return self.object_list[:RESULT_COUNT_CAP].count()
+
+
+@admin.register(PollResult)
+class PollResultAdmin(admin.ModelAdmin):
+    list_display = [
+        "polled_at",
+        "project",
+        "status_column",
+        "status_code",
+        "response_time_ms",
+        "error_message",
+    ]
+    list_filter = ["status", "project"]
+    list_select_related = ["project"]
+    date_hierarchy = "polled_at"
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+    ordering = ["-polled_at"]
+    list_per_page = 100
+    # Facet counts would scan every result on each page view.
+    show_facets = admin.ShowFacets.NEVER
+
+    @admin.display(description="status", ordering="status")
+    def status_column(self, result: PollResult) -> SafeString:
+        return status_badge(result.status)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(
+        self, request: HttpRequest, obj: PollResult | None = None
+    ) -> bool:
+        return False

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from django import forms
+
+from projects.models import DEFAULT_INTERVAL, Project
+
+
+class ProjectForm(forms.ModelForm):
+    """The one form for editing a project; the model holds the rules."""
+
+    headers = forms.JSONField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        error_messages={
+            "invalid": 'Headers must be valid JSON, like {"Accept": "text/html"}.'
+        },
+        help_text='Request headers as a JSON object, e.g. {"Accept": "text/html"}.',
+    )
+
+    # The model's PositiveIntegerField would say "at least 0" for -5, but 0
+    # is not allowed either.
+    interval = forms.IntegerField(min_value=1, initial=DEFAULT_INTERVAL)
+
+    class Meta:
+        model = Project
+        fields = [
+            "name",
+            "url",
+            "method",
+            "headers",
+            "body",
+            "expected_status",
+            "interval",
+            "interval_unit",
+            "timeout_seconds",
+            "enabled",
+        ]
+        widgets = {
+            "url": forms.URLInput(attrs={"size": 80}),
+            "body": forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        }
+
+    def clean_headers(self) -> object:
+        headers = self.cleaned_data["headers"]
+        return {} if headers in (None, "") else headers

@@ -1,0 +1,237 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from projects.models import PollResult, Project, Status
+
+pytestmark = pytest.mark.django_db
+
+ADD_URL = reverse("admin:projects_project_add")
+LIST_URL = reverse("admin:projects_project_changelist")
+RESULTS_URL = reverse("admin:projects_pollresult_changelist")
+
+FORM = {
+    "name": "homepage",
+    "url": "https://example.com/health",
+    "method": "GET",
+    "headers": "{}",
+    "body": "",
+    "expected_status": "200",
+    "interval": "5",
+    "interval_unit": "minutes",
+    "timeout_seconds": "10",
+    "enabled": "on",
+}
+
+
+def add_results(project: Project, count: int, *, start: datetime | None = None):
+    start = start or datetime(2026, 11, 1, tzinfo=UTC)
+    PollResult.objects.bulk_create(
+        PollResult(
+            project=project,
+            polled_at=start + timedelta(minutes=i),
+            status=Status.UP if i % 3 else Status.DOWN,
+            status_code=200 if i % 3 else 503,
+            response_time_ms=10 + i,
+            error_message="" if i % 3 else "expected 200, got 503",
+        )
+        for i in range(count)
+    )
+
+
+def count_queries(client, url: str) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url)
+    assert response.status_code == 200
+    return len(queries)
+
+
+def test_it_adds_a_project(admin_client):
+    response = admin_client.post(
+        ADD_URL, {**FORM, "headers": '{"Accept": "text/html"}'}
+    )
+    assert response.status_code == 302
+    project = Project.objects.get()
+    assert project.url == "https://example.com/health"
+    assert project.headers == {"Accept": "text/html"}
+    assert project.interval_seconds == 300
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("url", "file:///etc/passwd", "Only http:// and https:// URLs can be polled"),
+        ("url", "ftp://example.com", "Only http:// and https:// URLs can be polled"),
+        ("url", "not a url", "A URL cannot contain spaces"),
+        ("interval", "0", "greater than or equal to 1"),
+        ("expected_status", "99", "greater than or equal to 100"),
+        ("expected_status", "600", "less than or equal to 599"),
+        ("headers", "[1, 2]", "Headers must be a JSON object"),
+        ("headers", "Accept: text/html", "Headers must be valid JSON"),
+    ],
+)
+def test_it_refuses_bad_input_with_a_message_on_the_field(
+    admin_client, field, value, message
+):
+    response = admin_client.post(ADD_URL, {**FORM, field: value})
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert list(errors) == [field]
+    assert message in errors[field][0]
+    assert message in response.content.decode()
+    assert Project.objects.exists() is False
+
+
+def test_it_refuses_a_timeout_longer_than_the_interval(admin_client):
+    data = {
+        **FORM,
+        "interval": "30",
+        "interval_unit": "seconds",
+        "timeout_seconds": "60",
+    }
+    response = admin_client.post(ADD_URL, data)
+    errors = response.context["adminform"].form.errors
+    assert errors == {
+        "timeout_seconds": ["The timeout cannot be longer than the interval (30 s)."]
+    }
+    assert Project.objects.exists() is False
+
+
+def test_it_changes_a_project(admin_client, make_project):
+    project = make_project(name="old")
+    url = reverse("admin:projects_project_change", args=[project.pk])
+    response = admin_client.post(
+        url, {**FORM, "name": "new", "url": "http://127.0.0.1:8080/", "method": "HEAD"}
+    )
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert (project.name, project.url, project.method) == (
+        "new",
+        "http://127.0.0.1:8080/",
+        "HEAD",
+    )
+
+
+def test_the_list_shows_current_state(admin_client, make_project):
+    make_project(name="api", interval=30, interval_unit="seconds", timeout_seconds=5)
+    Project.objects.filter(name="api").update(
+        last_status=Status.DOWN, last_response_time_ms=123
+    )
+    make_project(name="fresh")
+    page = admin_client.get(LIST_URL).content.decode()
+    assert "every 30 s" in page
+    assert "Down</span>" in page
+    assert "123 ms" in page
+    assert "no poll yet" in page
+
+
+def test_the_list_filters_and_searches(admin_client, make_project):
+    make_project(name="alpha", url="http://127.0.0.1/alpha", method="HEAD")
+    make_project(name="beta", url="http://127.0.0.1/beta", enabled=False)
+
+    def names(query: str) -> list[str]:
+        response = admin_client.get(LIST_URL + query)
+        return [p.name for p in response.context["cl"].result_list]
+
+    assert names("?enabled__exact=0") == ["beta"]
+    assert names("?method__exact=HEAD") == ["alpha"]
+    assert names("?q=127.0.0.1/beta") == ["beta"]
+
+
+def test_the_project_list_costs_the_same_queries_for_more_rows(
+    admin_client, make_project
+):
+    for _ in range(3):
+        make_project()
+    few = count_queries(admin_client, LIST_URL)
+    for _ in range(40):
+        make_project()
+    assert count_queries(admin_client, LIST_URL) == few
+
+
+@pytest.mark.parametrize(
+    ("action", "enabled"), [("enable_projects", True), ("disable_projects", False)]
+)
+def test_bulk_actions_switch_projects(admin_client, make_project, action, enabled):
+    chosen = [make_project(enabled=not enabled), make_project(enabled=not enabled)]
+    other = make_project(enabled=not enabled)
+    response = admin_client.post(
+        LIST_URL, {"action": action, "_selected_action": [p.pk for p in chosen]}
+    )
+    assert response.status_code == 302
+    assert set(Project.objects.filter(enabled=enabled)) == set(chosen)
+    other.refresh_from_db()
+    assert other.enabled is (not enabled)
+
+
+def test_the_project_page_shows_the_latest_20_results(admin_client, make_project):
+    project = make_project()
+    add_results(project, 25)
+    url = reverse("admin:projects_project_change", args=[project.pk])
+    page = admin_client.get(url).content.decode()
+    assert page.count("<tr><td>2026-11-01") == 20
+    assert "2026-11-01 00:24:00" in page  # the newest
+    assert "2026-11-01 00:04:00" not in page  # the 21st newest
+
+
+def test_poll_results_are_read_only(admin_client, make_project):
+    project = make_project()
+    add_results(project, 1)
+    result = PollResult.objects.get()
+    assert admin_client.get(reverse("admin:projects_pollresult_add")).status_code == 403
+    change_url = reverse("admin:projects_pollresult_change", args=[result.pk])
+    response = admin_client.post(change_url, {"status": "up"})
+    assert response.status_code == 403
+    result.refresh_from_db()
+    assert result.status == Status.DOWN
+
+
+def test_the_results_list_costs_the_same_queries_for_more_rows(
+    admin_client, make_project
+):
+    projects = [make_project() for _ in range(3)]
+    for project in projects:
+        add_results(project, 5)
+    few = count_queries(admin_client, RESULTS_URL)
+    for project in [make_project() for _ in range(10)]:
+        add_results(project, 30)
+    assert count_queries(admin_client, RESULTS_URL) == few
+
+
+def test_the_results_list_filters_by_status_project_and_date(
+    admin_client, make_project
+):
+    project, other = make_project(), make_project()
+    add_results(project, 6, start=datetime(2026, 10, 30, 23, 58, tzinfo=UTC))
+    add_results(other, 3)
+
+    def results(query: str) -> list[PollResult]:
+        return list(admin_client.get(RESULTS_URL + query).context["cl"].result_list)
+
+    assert len(results(f"?project__id__exact={project.pk}")) == 6
+    assert {r.status for r in results("?status__exact=down")} == {"down"}
+    day = results("?polled_at__year=2026&polled_at__month=10&polled_at__day=30")
+    assert [r.polled_at.minute for r in day] == [59, 58]
+
+
+def test_the_date_drill_down_offers_the_calendar(admin_client, make_project):
+    add_results(make_project(), 3, start=datetime(2026, 10, 31, 23, 59, tzinfo=UTC))
+    page = admin_client.get(RESULTS_URL).content.decode()
+    # Two months of data in one year: it starts at the year, listing months.
+    assert "polled_at__month=10" in page
+    assert "polled_at__month=11" in page
+    month = admin_client.get(RESULTS_URL + "?polled_at__year=2026&polled_at__month=11")
+    assert "polled_at__day=30" in month.content.decode()
+
+
+def test_the_results_count_is_capped(admin_client, make_project, monkeypatch):
+    monkeypatch.setattr("projects.admin.RESULT_COUNT_CAP", 10)
+    add_results(make_project(), 25)
+    response = admin_client.get(RESULTS_URL)
+    assert response.context["cl"].result_count == 10
