@@ -16,4 +16,15 @@ STORAGES = {
     **STORAGES,  # noqa: F405
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# Parallel runs (several checkouts, or helpers) each need their own test
+# database; TEST_DB_SUFFIX tells them apart.
+_suffix = os.environ.get("TEST_DB_SUFFIX", "")
+if _suffix:
+    _test = DATABASES["default"].setdefault("TEST", {})  # noqa: F405
+    _default = DATABASES["default"]["NAME"]  # noqa: F405
+    if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+        _test["NAME"] = f"{_test.get('NAME', _default)}-{_suffix}"
+    else:
+        _test["NAME"] = f"test_{_default}_{_suffix}"
+
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

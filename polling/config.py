@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class PollerConfig:
+    """The poller's knobs. Built at run time, never at import."""
+
+    max_concurrent_http: int = 100
+    reload_interval: float = 300
+    task_queue_size: int = 1000
+    result_queue_size: int = 2000
+    write_batch_size: int = 500
+    write_batch_seconds: float = 0.5
+    # First polls after a (re)load are spread over min(interval, this).
+    spread_seconds: float = 60
+    status_log_seconds: float = 30
+
+    @classmethod
+    def from_settings(cls, **overrides) -> PollerConfig:
+        from django.conf import settings
+
+        values = {
+            "max_concurrent_http": settings.MAX_CONCURRENT_HTTP,
+            "reload_interval": settings.POLLER_RELOAD_INTERVAL,
+            "task_queue_size": settings.POLLER_TASK_QUEUE_SIZE,
+            "result_queue_size": settings.POLLER_RESULT_QUEUE_SIZE,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
