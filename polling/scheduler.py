@@ -1,0 +1,228 @@
+"""The scheduler thread: one heap of due times for every project."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from polling.schedule import DueHeap
+from polling.types import Target, Task
+
+logger = logging.getLogger(__name__)
+
+# With nothing scheduled the thread sleeps until add() wakes it; this only
+# bounds that sleep.
+IDLE_WAIT_SECONDS = 60.0
+# Pops per step; the lock is never held for long, even with 50,000 due at once.
+DISPATCH_BATCH = 1000
+PUT_RETRY_SECONDS = 0.2
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class ReloadSummary:
+    added: int
+    updated: int
+    removed: int
+
+
+class Scheduler:
+    """Decides when each project is polled and puts due Tasks on the queue.
+
+    Fixed cadence: the next due time is the previous one plus the interval,
+    so polls never drift. A tick is skipped (and counted) when the previous
+    poll of the project is still running, and when the scheduler has fallen
+    more than an interval behind, so a stall never turns into a burst.
+    """
+
+    def __init__(
+        self,
+        task_queue: queue.Queue,
+        *,
+        spread_seconds: float = 60,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self._queue = task_queue
+        self._spread_seconds = spread_seconds
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self._lock = threading.Lock()
+        self._targets: dict[int, Target] = {}
+        self._due = DueHeap()
+        self._in_flight: set[int] = set()
+        self._wakeup = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.dispatched = 0
+        self.skipped_busy = 0
+        self.skipped_late = 0
+
+    # Lifecycle
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="poller-scheduler")
+        self._thread.start()
+
+    def stop(self, timeout: float | None = None) -> None:
+        self._stopping.set()
+        self._wakeup.set()
+        if self._thread:
+            self._thread.join(timeout)
+
+    def wakeup(self) -> None:
+        self._wakeup.set()
+
+    # What to poll
+
+    def add(self, target: Target) -> bool:
+        """Add or update one project. A new one is due at once; an updated
+        one keeps its cadence. Returns True when the project is new."""
+        with self._lock:
+            is_new = self._put_target(target, first_due=self._clock())
+        self.wakeup()
+        return is_new
+
+    def remove(self, project_id: int) -> bool:
+        """Stop polling a project. A poll already running still finishes."""
+        with self._lock:
+            known = self._targets.pop(project_id, None) is not None
+            self._due.remove(project_id)
+        return known
+
+    def replace_all(self, targets: Iterable[Target]) -> ReloadSummary:
+        """Make the scheduled set exactly `targets`.
+
+        New projects get their first poll spread evenly over
+        min(interval, spread_seconds), in project-id order, so thousands of
+        projects loaded at once don't fire in the same second.
+        """
+        wanted = {target.project_id: target for target in targets}
+        with self._lock:
+            removed = [pid for pid in self._targets if pid not in wanted]
+            for project_id in removed:
+                del self._targets[project_id]
+                self._due.remove(project_id)
+            new_ids = sorted(pid for pid in wanted if pid not in self._targets)
+            updated = sum(
+                1
+                for pid, target in wanted.items()
+                if pid in self._targets and self._targets[pid] != target
+            )
+            now = self._clock()
+            for rank, project_id in enumerate(new_ids):
+                target = wanted[project_id]
+                window = min(target.interval_seconds, self._spread_seconds)
+                self._put_target(target, first_due=now + window * rank / len(new_ids))
+            for project_id, target in wanted.items():
+                if project_id not in new_ids:
+                    self._put_target(target, first_due=now)
+        self.wakeup()
+        return ReloadSummary(added=len(new_ids), updated=updated, removed=len(removed))
+
+    def poll_finished(self, project_id: int) -> None:
+        """Called by the executor once a poll's outcome exists."""
+        with self._lock:
+            self._in_flight.discard(project_id)
+
+    # Reading
+
+    @property
+    def project_count(self) -> int:
+        return len(self._targets)
+
+    def target(self, project_id: int) -> Target | None:
+        return self._targets.get(project_id)
+
+    def due_in(self, project_id: int) -> float | None:
+        """Seconds until the project is next due, or None if not scheduled."""
+        with self._lock:
+            due = self._due.due(project_id)
+        return None if due is None else due - self._clock()
+
+    # The work
+
+    def dispatch_due(self) -> float:
+        """Queue every poll that is due now. Returns the seconds to wait
+        before the next one is due."""
+        while True:
+            tasks, more = self._take_due()
+            for task in tasks:
+                if not self._put(task):
+                    return 0.0
+                self.dispatched += 1
+            if not more:
+                break
+        with self._lock:
+            next_due = self._due.next_due()
+        if next_due is None:
+            return IDLE_WAIT_SECONDS
+        return max(next_due - self._clock(), 0.0)
+
+    def _take_due(self) -> tuple[list[Task], bool]:
+        now = self._clock()
+        wall_now = self._wall_clock()
+        tasks = []
+        with self._lock:
+            due_now = self._due.pop_due(now, DISPATCH_BATCH)
+            for project_id, due in due_now:
+                target = self._targets[project_id]
+                interval = target.interval_seconds
+                missed = int((now - due) // interval)
+                if missed:
+                    self.skipped_late += missed
+                    due += missed * interval
+                self._due.schedule(project_id, due + interval)
+                if project_id in self._in_flight:
+                    self.skipped_busy += 1
+                    continue
+                self._in_flight.add(project_id)
+                late_by = timedelta(seconds=now - due)
+                tasks.append(Task(target=target, due_at=wall_now - late_by))
+        return tasks, len(due_now) == DISPATCH_BATCH
+
+    def _put(self, task: Task) -> bool:
+        """Block until the queue takes the task (backpressure: nothing is
+        dropped). Returns False if asked to stop meanwhile."""
+        while not self._stopping.is_set():
+            try:
+                self._queue.put(task, timeout=PUT_RETRY_SECONDS)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _put_target(self, target: Target, *, first_due: float) -> bool:
+        """Store a target; schedule it at first_due if it is new. Caller
+        holds the lock."""
+        old = self._targets.get(target.project_id)
+        self._targets[target.project_id] = target
+        if old is None:
+            self._due.schedule(target.project_id, first_due)
+            return True
+        if old.interval_seconds != target.interval_seconds:
+            # Keep the cadence, but a shorter interval takes effect now.
+            due = self._due.due(target.project_id)
+            soonest = self._clock() + target.interval_seconds
+            self._due.schedule(
+                target.project_id, soonest if due is None else min(due, soonest)
+            )
+        return False
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            self._wakeup.clear()
+            try:
+                wait = self.dispatch_due()
+            except Exception:
+                logger.exception("Scheduler step failed; carrying on")
+                wait = 1.0
+            self._wakeup.wait(wait)

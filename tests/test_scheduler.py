@@ -1,0 +1,241 @@
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+from polling.scheduler import Scheduler
+from polling.types import Target
+
+START = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+class FakeClock:
+    """Monotonic and wall clocks that move only when told to."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def wall(self) -> datetime:
+        return START + timedelta(seconds=self.now - 1000.0)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def make_scheduler(clock: FakeClock, *, maxsize: int = 0, spread: float = 60):
+    tasks: queue.Queue = queue.Queue(maxsize)
+    scheduler = Scheduler(
+        tasks, spread_seconds=spread, clock=clock.monotonic, wall_clock=clock.wall
+    )
+    return scheduler, tasks
+
+
+def drain(tasks: queue.Queue) -> list:
+    items = []
+    while not tasks.empty():
+        items.append(tasks.get_nowait())
+    return items
+
+
+def target(project_id: int, interval: float = 10, url: str = "http://127.0.0.1/"):
+    return Target(project_id=project_id, url=url, interval_seconds=interval)
+
+
+def test_a_new_project_is_due_at_once():
+    clock = FakeClock()
+    scheduler, tasks = make_scheduler(clock)
+    assert scheduler.add(target(1)) is True
+    scheduler.dispatch_due()
+    [task] = drain(tasks)
+    assert task.target.project_id == 1
+    assert task.due_at == START
+
+
+def test_cadence_does_not_drift():
+    """Each due time is the previous due time plus the interval, however
+    late the dispatch ran."""
+    clock = FakeClock()
+    scheduler, tasks = make_scheduler(clock)
+    scheduler.add(target(1, interval=10))
+    due_times = []
+    for late in (0.0, 0.7, 0.3, 0.9, 0.1):
+        wait = scheduler.dispatch_due()
+        clock.advance(wait + late)
+        for task in drain(tasks):
+            due_times.append(task.due_at)
+            scheduler.poll_finished(1)
+    gaps = {(b - a).total_seconds() for a, b in itertools.pairwise(due_times)}
+    assert gaps == {10.0}
+    assert len(due_times) == 5
+
+
+def test_dispatch_reports_the_wait_until_the_next_due_time():
+    clock = FakeClock()
+    scheduler, _tasks = make_scheduler(clock)
+    scheduler.add(target(1, interval=10))
+    scheduler.dispatch_due()
+    clock.advance(3)
+    assert scheduler.dispatch_due() == 7.0
+
+
+def test_a_tick_is_skipped_while_the_previous_poll_runs():
+    clock = FakeClock()
+    scheduler, tasks = make_scheduler(clock)
+    scheduler.add(target(1, interval=10))
+    scheduler.dispatch_due()
+    assert len(drain(tasks)) == 1
+    clock.advance(10)
+    scheduler.dispatch_due()  # the first poll has not finished
+    assert drain(tasks) == []
+    assert scheduler.skipped_busy == 1
+    scheduler.poll_finished(1)
+    clock.advance(10)
+    scheduler.dispatch_due()
+    [task] = drain(tasks)
+    assert task.due_at == START + timedelta(seconds=20)
+
+
+def test_after_a_stall_it_skips_missed_ticks_instead_of_bursting():
+    clock = FakeClock()
+    scheduler, tasks = make_scheduler(clock)
+    scheduler.add(target(1, interval=10))
+    scheduler.dispatch_due()
+    drain(tasks)
+    scheduler.poll_finished(1)
+    clock.advance(35)  # due at 10, 20 and 30 have all passed
+    scheduler.dispatch_due()
+    [task] = drain(tasks)
+    assert task.due_at == START + timedelta(seconds=30)
+    assert scheduler.skipped_late == 2
+    assert scheduler.due_in(1) == 5.0
+
+
+def test_removing_a_project_stops_its_polls():
+    clock = FakeClock()
+    scheduler, tasks = make_scheduler(clock)
+    scheduler.add(target(1))
+    scheduler.add(target(2))
+    assert scheduler.remove(1) is True
+    assert scheduler.remove(1) is False
+    scheduler.dispatch_due()
+    assert [t.target.project_id for t in drain(tasks)] == [2]
+    assert scheduler.project_count == 1
+
+
+def test_an_update_changes_the_next_poll_but_keeps_the_cadence():
+    clock = FakeClock()
+    scheduler, tasks = make_scheduler(clock)
+    scheduler.add(target(1, interval=10, url="http://127.0.0.1/old"))
+    scheduler.dispatch_due()
+    drain(tasks)
+    scheduler.poll_finished(1)
+    clock.advance(4)
+    assert scheduler.add(target(1, interval=10, url="http://127.0.0.1/new")) is False
+    assert scheduler.due_in(1) == 6.0
+    clock.advance(6)
+    scheduler.dispatch_due()
+    [task] = drain(tasks)
+    assert task.target.url == "http://127.0.0.1/new"
+
+
+def test_a_shorter_interval_takes_effect_at_once():
+    clock = FakeClock()
+    scheduler, _tasks = make_scheduler(clock)
+    scheduler.add(target(1, interval=3600))
+    scheduler.dispatch_due()
+    scheduler.add(target(1, interval=10))
+    assert scheduler.due_in(1) == 10.0
+
+
+def test_a_load_spreads_first_polls_evenly_over_the_window():
+    clock = FakeClock()
+    scheduler, tasks = make_scheduler(clock, spread=60)
+    summary = scheduler.replace_all(target(pid, interval=300) for pid in range(1, 601))
+    assert (summary.added, summary.updated, summary.removed) == (600, 0, 0)
+    per_second = []
+    for _ in range(61):
+        scheduler.dispatch_due()
+        per_second.append(len(drain(tasks)))
+        clock.advance(1)
+    assert sum(per_second) == 600  # everyone is polled within the window
+    assert max(per_second) == 10  # and never more than their share at once
+
+
+def test_the_window_is_the_interval_when_that_is_shorter():
+    clock = FakeClock()
+    scheduler, _tasks = make_scheduler(clock, spread=60)
+    scheduler.replace_all(target(pid, interval=10) for pid in range(1, 101))
+    assert max(scheduler.due_in(pid) for pid in range(1, 101)) < 10
+
+
+def test_spreading_is_deterministic_by_project_id():
+    due = []
+    for _ in range(2):
+        clock = FakeClock()
+        scheduler, _ = make_scheduler(clock)
+        scheduler.replace_all(target(pid) for pid in (9, 3, 7))
+        due.append([scheduler.due_in(pid) for pid in (3, 7, 9)])
+    assert due[0] == due[1]
+    assert due[0] == sorted(due[0])
+
+
+def test_replace_all_adds_updates_and_removes():
+    clock = FakeClock()
+    scheduler, _tasks = make_scheduler(clock)
+    scheduler.replace_all([target(1), target(2), target(3)])
+    due_before = scheduler.due_in(2)
+    summary = scheduler.replace_all(
+        [target(2), target(3, url="http://127.0.0.1/changed"), target(4)]
+    )
+    assert (summary.added, summary.updated, summary.removed) == (1, 1, 1)
+    assert scheduler.target(1) is None
+    assert scheduler.target(3).url == "http://127.0.0.1/changed"
+    assert scheduler.due_in(2) == due_before  # unchanged projects keep their time
+
+
+def test_a_full_queue_makes_the_scheduler_wait_without_dropping():
+    clock = FakeClock()
+    scheduler, tasks = make_scheduler(clock, maxsize=2)
+    for pid in range(1, 6):
+        scheduler.add(target(pid))
+    received = []
+    dispatcher = threading.Thread(target=scheduler.dispatch_due)
+    dispatcher.start()
+    time.sleep(0.3)
+    assert dispatcher.is_alive() is True  # blocked on the full queue
+    assert tasks.qsize() == 2
+    while len(received) < 5:
+        received.append(tasks.get(timeout=2).target.project_id)
+    dispatcher.join(timeout=2)
+    assert sorted(received) == [1, 2, 3, 4, 5]
+    assert scheduler.dispatched == 5
+
+
+def test_stop_interrupts_a_scheduler_waiting_on_a_full_queue():
+    scheduler = Scheduler(queue.Queue(1))
+    scheduler.add(target(1))
+    scheduler.add(target(2))
+    scheduler.start()
+    time.sleep(0.2)
+    started = time.monotonic()
+    scheduler.stop(timeout=2)
+    assert time.monotonic() - started < 1
+
+
+def test_the_thread_polls_a_project_added_while_running_within_a_second():
+    tasks: queue.Queue = queue.Queue()
+    scheduler = Scheduler(tasks)
+    scheduler.start()
+    try:
+        time.sleep(0.2)  # the thread is now waiting with nothing to do
+        scheduler.add(target(1, interval=3600))
+        task = tasks.get(timeout=1)
+        assert task.target.project_id == 1
+    finally:
+        scheduler.stop(timeout=2)

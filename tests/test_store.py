@@ -1,0 +1,164 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from django.db.models import Count, Max, Q, Sum
+from django.db.models.functions import TruncHour
+
+from polling.store import DatabaseResultStore, load_target, load_targets
+from polling.types import Target
+from projects.models import HourlyRollup, PollResult
+from tests.outcomes import T0, outcome
+
+pytestmark = pytest.mark.django_db
+
+
+def test_load_targets_returns_enabled_projects_as_targets(make_project):
+    api = make_project(
+        url="http://127.0.0.1:8000/api",
+        method="POST",
+        headers={"X-B": "2", "Accept": "application/json"},
+        body='{"ping": true}',
+        expected_status=201,
+        interval=30,
+        interval_unit="seconds",
+        timeout_seconds=5,
+    )
+    make_project(enabled=False)
+    assert load_targets() == [
+        Target(
+            project_id=api.pk,
+            url="http://127.0.0.1:8000/api",
+            method="POST",
+            headers=(("Accept", "application/json"), ("X-B", "2")),
+            body='{"ping": true}',
+            expected_status=201,
+            interval_seconds=30,
+            timeout_seconds=5,
+        )
+    ]
+
+
+def test_load_target_is_none_for_disabled_and_missing_projects(make_project):
+    enabled, disabled = make_project(), make_project(enabled=False)
+    assert load_target(enabled.pk).project_id == enabled.pk
+    assert load_target(disabled.pk) is None
+    assert load_target(10**9) is None
+
+
+def test_it_saves_rows_and_the_current_state(make_project):
+    project = make_project()
+    saved = DatabaseResultStore().save(
+        [
+            outcome(project.pk, up=True, at=0, ms=30),
+            outcome(project.pk, up=False, at=60, code=503, ms=12),
+        ]
+    )
+    assert saved == 2
+    rows = list(PollResult.objects.order_by("polled_at"))
+    assert [(r.status, r.status_code, r.response_time_ms) for r in rows] == [
+        ("up", 200, 30),
+        ("down", 503, 12),
+    ]
+    assert rows[1].error_message == "expected 200, got 503"
+    assert rows[1].polled_at == T0 + timedelta(seconds=60)
+    project.refresh_from_db()
+    assert project.last_status == "down"
+    assert project.last_status_code == 503
+    assert project.last_response_time_ms == 12
+    assert project.last_polled_at == T0 + timedelta(seconds=60)
+    assert project.consecutive_failures == 1
+
+
+def test_consecutive_failures_add_up_across_batches_and_reset_on_success(
+    make_project,
+):
+    project = make_project()
+    store = DatabaseResultStore()
+
+    def failures_after(*outcomes) -> int:
+        store.save(list(outcomes))
+        project.refresh_from_db()
+        return project.consecutive_failures
+
+    assert failures_after(outcome(project.pk, up=False, at=1)) == 1
+    assert (
+        failures_after(
+            outcome(project.pk, up=False, at=2), outcome(project.pk, up=False, at=3)
+        )
+        == 3
+    )
+    assert (
+        failures_after(
+            outcome(project.pk, up=False, at=4), outcome(project.pk, up=True, at=5)
+        )
+        == 0
+    )
+    assert (
+        failures_after(
+            outcome(project.pk, up=True, at=6), outcome(project.pk, up=False, at=7)
+        )
+        == 1
+    )
+
+
+def test_outcomes_of_deleted_projects_are_dropped_quietly(make_project):
+    kept, deleted = make_project(), make_project()
+    deleted_id = deleted.pk
+    deleted.delete()
+    saved = DatabaseResultStore().save([outcome(kept.pk), outcome(deleted_id)])
+    assert saved == 1
+    assert list(PollResult.objects.values_list("project_id", flat=True)) == [kept.pk]
+
+
+def test_error_messages_are_cut_to_the_column_size(make_project):
+    project = make_project()
+    DatabaseResultStore().save([outcome(project.pk, up=False, error="x" * 5000)])
+    assert len(PollResult.objects.get().error_message) == 1000
+
+
+def test_rollups_match_the_raw_rows_across_batches_and_hours(make_project):
+    projects = [make_project(), make_project()]
+    store = DatabaseResultStore()
+    for batch in range(4):
+        store.save(
+            [
+                outcome(
+                    project.pk,
+                    up=(i + batch) % 4 != 0,
+                    at=batch * 1500 + i * 60,  # spans several hours
+                    code=None if i % 5 == 0 else 200,
+                    ms=None if i % 5 == 0 else 10 + i * batch,
+                )
+                for project in projects
+                for i in range(20)
+            ]
+        )
+    expected = {
+        (row["project_id"], row["hour"]): row
+        for row in PollResult.objects.values("project_id")
+        .annotate(hour=TruncHour("polled_at"))
+        .values("project_id", "hour")
+        .annotate(
+            polls=Count("id"),
+            failures=Count("id", filter=Q(status="down")),
+            responses=Count("response_time_ms"),
+            response_time_sum_ms=Sum("response_time_ms"),
+            response_time_max_ms=Max("response_time_ms"),
+        )
+    }
+    rollups = HourlyRollup.objects.values(
+        "project_id",
+        "hour",
+        "polls",
+        "failures",
+        "responses",
+        "response_time_sum_ms",
+        "response_time_max_ms",
+    )
+    assert len(rollups) == len(expected) >= 4
+    for rollup in rollups:
+        assert rollup == expected[(rollup["project_id"], rollup["hour"])]
+    assert sum(r["polls"] for r in rollups) == 160

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+import pytest
+
+from django.db import OperationalError
+
+from polling import writer as writer_module
+from polling.writer import ResultWriter
+from tests.outcomes import outcome
+
+
+class RecordingStore:
+    """A store that keeps batches in memory and can fail on demand."""
+
+    def __init__(self, *, failures: int = 0) -> None:
+        self.batches: list[list] = []
+        self.failures_left = failures
+        self.closed = False
+        self.saved = threading.Event()
+
+    def save(self, outcomes) -> int:
+        if self.failures_left:
+            self.failures_left -= 1
+            raise OperationalError("the database is unreachable")
+        self.batches.append(list(outcomes))
+        self.saved.set()
+        return len(outcomes)
+
+    def close(self) -> None:
+        self.closed = True
+
+    @property
+    def saved_ids(self) -> list[int]:
+        return [o.project_id for batch in self.batches for o in batch]
+
+
+@pytest.fixture(autouse=True)
+def fast_retries(monkeypatch):
+    monkeypatch.setattr(writer_module, "FIRST_RETRY_SECONDS", 0.01)
+
+
+def test_it_saves_in_batches_of_at_most_batch_size():
+    results: queue.Queue = queue.Queue()
+    store = RecordingStore()
+    writer = ResultWriter(results, store, batch_size=500, batch_seconds=10)
+    for i in range(1200):
+        results.put(outcome(i))
+    writer.start()
+    writer.stop(timeout=5)
+    assert [len(batch) for batch in store.batches] == [500, 500, 200]
+    assert store.saved_ids == list(range(1200))
+    assert writer.written == 1200
+
+
+def test_it_saves_a_partial_batch_after_batch_seconds():
+    results: queue.Queue = queue.Queue()
+    store = RecordingStore()
+    writer = ResultWriter(results, store, batch_size=500, batch_seconds=0.2)
+    writer.start()
+    try:
+        for i in range(3):
+            results.put(outcome(i))
+        assert store.saved.wait(timeout=2) is True
+        assert store.saved_ids == [0, 1, 2]
+    finally:
+        writer.stop(timeout=5)
+
+
+def test_a_failed_write_keeps_the_batch_and_retries_until_saved():
+    results: queue.Queue = queue.Queue()
+    store = RecordingStore(failures=3)
+    writer = ResultWriter(results, store, batch_size=10, batch_seconds=0.05)
+    for i in range(5):
+        results.put(outcome(i))
+    writer.start()
+    writer.stop(timeout=5)
+    assert store.saved_ids == [0, 1, 2, 3, 4]
+    assert writer.failed_writes == 3
+    assert writer.written == 5
+
+
+def test_while_writes_fail_the_queue_fills_instead_of_dropping():
+    results: queue.Queue = queue.Queue(maxsize=5)
+    store = RecordingStore(failures=10**9)
+    writer = ResultWriter(results, store, batch_size=3, batch_seconds=0.01)
+    writer.start()
+    for i in range(8):  # 3 in the failing batch, 5 fill the queue
+        results.put(outcome(i), timeout=2)
+    with pytest.raises(queue.Full):
+        results.put(outcome(99), timeout=0.2)
+    assert writer.pending == 3
+    store.failures_left = 0  # the database is back
+    writer.stop(timeout=5)
+    assert sorted(store.saved_ids) == list(range(8))
+
+
+def test_stop_saves_everything_queued_and_closes_the_store():
+    results: queue.Queue = queue.Queue()
+    store = RecordingStore()
+    writer = ResultWriter(results, store, batch_size=500, batch_seconds=60)
+    writer.start()
+    for i in range(7):
+        results.put(outcome(i))
+    started = time.monotonic()
+    writer.stop(timeout=5)
+    assert time.monotonic() - started < 2  # did not wait out batch_seconds
+    assert store.saved_ids == list(range(7))
+    assert store.closed is True
+
+
+def test_collect_and_flush_work_as_single_steps():
+    results: queue.Queue = queue.Queue()
+    store = RecordingStore()
+    writer = ResultWriter(results, store, batch_size=2, batch_seconds=0)
+    for i in range(3):
+        results.put(outcome(i))
+    assert writer.collect() is True
+    assert writer.pending == 2
+    assert writer.flush() == 2
+    assert writer.flush() == 0
+    assert store.saved_ids == [0, 1]
