@@ -91,7 +91,8 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": env.db("DATABASE_URL", default="sqlite:///db.sqlite3")}
+DATABASE_URL = env.str("DATABASE_URL", default="") or "sqlite:///db.sqlite3"
+DATABASES = {"default": env.db_url_config(DATABASE_URL)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A relative SQLite path is relative to this project, not to the cwd.
     DATABASES["default"]["NAME"] = str(BASE_DIR / DATABASES["default"]["NAME"])
@@ -146,6 +147,11 @@ LOGGING = {
         "console": {"class": "logging.StreamHandler", "formatter": "plain"},
     },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {
+        # httpx logs every request at INFO; the poller logs polls itself.
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+    },
 }
 
 # Poller
