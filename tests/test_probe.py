@@ -1,0 +1,361 @@
+"""probe() against real servers on 127.0.0.1 (tests/target_server.py)."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import ssl
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from polling.probe import USER_AGENT, make_client, probe
+from polling.types import Outcome, Target, Task
+
+# How long a probe may overrun its timeout before a test calls it unbounded.
+MARGIN = 1.5
+# Far past the 1 s timeouts below, and too big to read in one second.
+TEN_GIB = 10 * 1024**3
+
+
+@pytest.fixture
+def client():
+    with make_client() as client:
+        yield client
+
+
+def poll(client, url: str, **fields) -> Outcome:
+    return probe(client, Task(Target(project_id=7, url=url, **fields), _now()))
+
+
+def timed_poll(client, url: str, **fields) -> tuple[Outcome, float]:
+    start = time.monotonic()
+    outcome = poll(client, url, **fields)
+    return outcome, time.monotonic() - start
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def test_it_records_an_ok_response_as_up(client, target_server):
+    outcome = poll(client, target_server.url("/ok"))
+
+    assert outcome.up is True
+    assert outcome.project_id == 7
+    assert outcome.status_code == 200
+    assert outcome.error == ""
+    assert 0 <= outcome.response_time_ms < 1000
+
+
+@pytest.mark.parametrize(
+    ("code", "expected", "error"),
+    [
+        (204, 204, ""),
+        (204, 200, "expected 200, got 204"),
+        (304, 304, ""),
+        (304, 200, "expected 200, got 304"),
+        (404, 404, ""),
+        (404, 200, "expected 200, got 404"),
+        (500, 500, ""),
+        (503, 200, "expected 200, got 503"),
+    ],
+)
+def test_it_is_up_exactly_when_the_status_is_the_expected_one(
+    client, target_server, code, expected, error
+):
+    url = target_server.url(f"/status/{code}")
+
+    outcome = poll(client, url, expected_status=expected)
+
+    assert outcome.up is (error == "")
+    assert outcome.error == error
+    assert outcome.status_code == code
+    assert outcome.response_time_ms is not None
+
+
+def test_it_follows_redirects_to_the_final_status(client, target_server):
+    outcome = poll(client, target_server.url("/redirect/3"))
+
+    assert outcome.up is True
+    assert outcome.status_code == 200
+    assert target_server.count("/redirect/") == 4
+
+
+def test_it_follows_at_most_five_redirects(client, target_server):
+    assert poll(client, target_server.url("/redirect/5")).up is True
+
+    outcome = poll(client, target_server.url("/redirect/6"))
+
+    assert outcome.up is False
+    assert outcome.error == "too many redirects"
+    assert outcome.status_code is None
+
+
+def test_it_stops_a_redirect_loop(client, target_server):
+    outcome = poll(client, target_server.url("/redirect-loop"))
+
+    assert outcome.up is False
+    assert outcome.error == "too many redirects"
+    assert target_server.count("/redirect-loop") == 6
+
+
+@pytest.mark.parametrize(
+    ("location", "error"),
+    [
+        ("ftp://files.invalid/x", "unsupported redirect target: ftp://files.invalid/x"),
+        ("http://[::1", "invalid redirect location"),
+    ],
+)
+def test_it_reports_a_redirect_it_cannot_follow(client, target_server, location, error):
+    outcome = poll(client, target_server.url(f"/redirect-to?location={location}"))
+
+    assert outcome.up is False
+    assert outcome.error == error
+
+
+def test_it_records_a_timeout_as_down(client, target_server):
+    outcome, seconds = timed_poll(
+        client, target_server.url("/delay/5000"), timeout_seconds=1
+    )
+
+    assert outcome.up is False
+    assert outcome.error == "timed out after 1 s"
+    assert outcome.status_code is None
+    assert outcome.response_time_ms is None
+    assert seconds < 1 + MARGIN
+
+
+# The drips send a byte a second and each read may wait 1.5 s, so httpx's
+# own per-read timeouts never fire: only the whole-poll deadline in
+# polling.probe stops these polls before the drip ends, ten seconds later.
+
+
+def test_it_bounds_a_body_that_drips(client, target_server):
+    outcome, seconds = timed_poll(
+        client, target_server.url("/drip/10"), timeout_seconds=1.5
+    )
+
+    assert outcome.up is False
+    assert outcome.error == "timed out after 1.5 s"
+    assert outcome.status_code == 200
+    assert outcome.response_time_ms is None
+    assert seconds < 1.5 + MARGIN
+
+
+def test_it_bounds_headers_that_drip(client, target_server):
+    outcome, seconds = timed_poll(
+        client, target_server.url("/drip-headers/10"), timeout_seconds=1.5
+    )
+
+    assert outcome.up is False
+    assert outcome.error == "timed out after 1.5 s"
+    assert outcome.status_code is None
+    assert seconds < 1.5 + MARGIN
+
+
+def test_it_bounds_a_drip_over_tls(tls_ca, tls_target_server):
+    with make_client(ssl_context=_trusting(tls_ca)) as client:
+        outcome, seconds = timed_poll(
+            client, tls_target_server.url("/drip/10"), timeout_seconds=1.5
+        )
+
+    assert outcome.error == "timed out after 1.5 s"
+    assert seconds < 1.5 + MARGIN
+
+
+def test_each_thread_has_its_own_deadline(client, target_server):
+    # The drip reads its second byte after the other poll's one-second
+    # deadline: a deadline shared between threads would cut it short.
+    dripped = []
+    thread = threading.Thread(
+        target=lambda: dripped.append(
+            poll(client, target_server.url("/drip/2"), timeout_seconds=5)
+        )
+    )
+    thread.start()
+    _wait_until(lambda: target_server.count("/drip") == 1)
+
+    hung = poll(client, target_server.url("/hang"), timeout_seconds=1)
+    thread.join()
+
+    assert hung.error == "timed out after 1 s"
+    assert dripped[0].up is True
+
+
+def test_it_records_a_refused_connection(client):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+
+    outcome = poll(client, f"http://127.0.0.1:{port}/")
+
+    assert outcome.up is False
+    assert outcome.error == "connection refused"
+    assert outcome.status_code is None
+    assert outcome.response_time_ms is None
+
+
+def test_it_reads_at_most_a_mebibyte_of_a_huge_body(client, target_server):
+    # Reading all 10 GiB would take far longer than the timeout.
+    outcome, seconds = timed_poll(
+        client, target_server.url(f"/big/{TEN_GIB}"), timeout_seconds=1
+    )
+
+    assert outcome.up is True
+    assert outcome.status_code == 200
+    assert seconds < 1
+
+
+def test_it_reports_garbage_as_an_invalid_response(client, target_server):
+    outcome = poll(client, target_server.url("/garbage"))
+
+    assert outcome.up is False
+    assert outcome.error == "invalid HTTP response"
+    assert outcome.status_code is None
+
+
+@pytest.mark.parametrize(
+    ("path", "error"),
+    [
+        ("/reset", "connection reset by peer"),
+        ("/close", "server closed the connection without a response"),
+    ],
+)
+def test_it_reports_a_connection_dropped_without_an_answer(
+    client, target_server, path, error
+):
+    outcome = poll(client, target_server.url(path))
+
+    assert outcome.up is False
+    assert outcome.error == error
+
+
+def test_it_sends_head_requests(client, target_server):
+    outcome = poll(client, target_server.url("/ok"), method="HEAD")
+
+    assert outcome.up is True
+    assert target_server.requests[0].method == "HEAD"
+
+
+def test_it_sends_the_method_headers_and_body_as_given(client, target_server):
+    headers = (("X-Token", "s3cret"), ("Content-Type", "application/json"))
+    body = '{"greeting": "héllo"}'
+
+    outcome = poll(
+        client, target_server.url("/echo"), method="POST", headers=headers, body=body
+    )
+
+    assert outcome.up is True
+    [request] = target_server.requests
+    assert request.method == "POST"
+    assert request.path == "/echo"
+    assert request.header("X-Token") == "s3cret"
+    assert request.header("Content-Type") == "application/json"
+    assert request.header("User-Agent") == USER_AGENT
+    assert request.body == body.encode()
+
+
+def test_it_sends_no_body_when_the_body_is_empty(client, target_server):
+    poll(client, target_server.url("/echo"))
+
+    [request] = target_server.requests
+    assert request.body == b""
+    assert request.header("Content-Length") is None
+
+
+def test_it_rejects_an_untrusted_certificate(client, tls_target_server):
+    outcome = poll(client, tls_target_server.url("/ok"))
+
+    assert outcome.up is False
+    assert outcome.error.startswith("TLS certificate verify failed: ")
+    assert outcome.status_code is None
+
+
+def test_it_polls_https_with_a_trusted_certificate(tls_ca, tls_target_server):
+    with make_client(ssl_context=_trusting(tls_ca)) as client:
+        outcome = poll(client, tls_target_server.url("/ok"))
+
+    assert outcome.up is True
+
+
+def test_it_reports_tls_spoken_to_a_plain_http_server(client, target_server):
+    url = target_server.url("/ok").replace("http://", "https://")
+
+    outcome = poll(client, url)
+
+    assert outcome.up is False
+    assert outcome.error.startswith("TLS error: ")
+
+
+def test_it_names_the_host_when_dns_lookup_fails(client):
+    # .invalid never resolves (RFC 6761); the lookup fails in milliseconds.
+    outcome, seconds = timed_poll(client, "http://no-such-host.invalid/")
+
+    assert outcome.up is False
+    assert outcome.error == "DNS lookup failed for no-such-host.invalid"
+    assert seconds < 5
+
+
+@pytest.mark.parametrize("value", ["line\nbreak", "nön-ascii", "x\n" + "y" * 3000])
+def test_it_reports_an_invalid_header_value_instead_of_raising(
+    client, target_server, value
+):
+    outcome = poll(client, target_server.url("/ok"), headers=(("X-Bad", value),))
+
+    assert outcome.up is False
+    assert outcome.error.startswith("invalid request: ")
+    assert len(outcome.error) <= 1000
+
+
+def test_it_records_when_the_poll_started_and_how_long_it_took(client, target_server):
+    due_at = _now() - timedelta(seconds=2)
+    before = _now()
+
+    outcome = probe(
+        client, Task(Target(project_id=1, url=target_server.url("/delay/200")), due_at)
+    )
+
+    assert before <= outcome.started_at <= _now()
+    assert outcome.due_at == due_at
+    assert outcome.lag_seconds >= 2
+    assert 200 <= outcome.response_time_ms < 1000
+
+
+def test_one_client_serves_many_probes_from_several_threads(client, target_server):
+    paths = ["/ok", "/status/503"] * 40
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        outcomes = list(
+            pool.map(lambda path: poll(client, target_server.url(path)), paths)
+        )
+
+    assert [outcome.up for outcome in outcomes] == [path == "/ok" for path in paths]
+    assert target_server.count() == 80
+
+
+def test_it_logs_and_reports_an_unexpected_error(client, target_server, caplog):
+    client.close()
+
+    with caplog.at_level(logging.WARNING, logger="polling.probe"):
+        outcome = poll(client, target_server.url("/ok"))
+
+    assert outcome.up is False
+    assert outcome.error.startswith("unexpected error: RuntimeError: ")
+    assert caplog.records[0].exc_info is not None
+
+
+def _trusting(ca) -> ssl.SSLContext:
+    context = ssl.create_default_context()
+    ca.configure_trust(context)
+    return context
+
+
+def _wait_until(condition, seconds: float = 5) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "gave up waiting"
+        time.sleep(0.01)
