@@ -1,0 +1,172 @@
+"""The executor: worker threads that take due Tasks and poll them."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+
+import httpx
+
+from polling.stats import PollStats
+from polling.types import Outcome, Task
+
+logger = logging.getLogger(__name__)
+
+_STOP = object()  # one per worker on shutdown
+_RETIRE = object()  # wakes an idle worker after scale_to() lowers the limit
+
+
+class Executor:
+    """Runs up to `limit` polls at once, one per worker thread.
+
+    Each worker owns a long-lived httpx.Client: one client shared by many
+    threads slows down as threads are added (httpcore rescans its pool on
+    every request), while one per thread stays flat. Outcomes go on the
+    bounded result queue; when it is full the worker waits, so a slow
+    database slows polling down instead of losing results.
+    """
+
+    def __init__(
+        self,
+        task_queue: queue.Queue,
+        result_queue: queue.Queue,
+        *,
+        limit: int,
+        probe: Callable[[httpx.Client, Task], Outcome],
+        make_client: Callable[[], httpx.Client],
+        on_finished: Callable[[int], None],
+        stats: PollStats,
+    ) -> None:
+        self._tasks = task_queue
+        self._results = result_queue
+        self._limit = limit
+        self._probe = probe
+        self._make_client = make_client
+        self._on_finished = on_finished
+        self._stats = stats
+        self._lock = threading.Lock()
+        self._workers: set[threading.Thread] = set()
+        self._to_retire = 0
+        self._in_flight = 0
+        self._names = iter(range(1, 1 << 62))
+        self._stopping = False
+
+    @property
+    def limit(self) -> int:
+        return self._limit
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    def start(self) -> None:
+        self.scale_to(self._limit)
+
+    def scale_to(self, limit: int) -> None:
+        """Change how many polls may run at once. Running polls finish;
+        queued tasks stay queued."""
+        if limit < 1:
+            raise ValueError("the concurrency limit must be at least 1")
+        with self._lock:
+            if self._stopping:
+                raise RuntimeError("cannot scale an executor that is stopping")
+            self._limit = limit
+            alive = len(self._workers) - self._to_retire
+            for _ in range(limit - alive):
+                if self._to_retire:
+                    self._to_retire -= 1
+                else:
+                    self._start_worker()
+            retire = max(alive - limit, 0)
+            self._to_retire += retire
+        for _ in range(retire):
+            try:
+                self._tasks.put_nowait(_RETIRE)
+            except queue.Full:
+                break  # busy workers retire after their current poll
+
+    def stop(self, timeout: float | None = None) -> int:
+        """Drop tasks not yet started, let running polls finish, and join
+        every worker. Returns how many queued tasks were dropped."""
+        with self._lock:
+            self._stopping = True
+            workers = list(self._workers)
+        dropped = self._drop_queued_tasks()
+        for _ in workers:
+            self._tasks.put(_STOP)
+        for worker in workers:
+            worker.join(timeout)
+        return dropped
+
+    def _drop_queued_tasks(self) -> int:
+        dropped = 0
+        while True:
+            try:
+                item = self._tasks.get_nowait()
+            except queue.Empty:
+                return dropped
+            if isinstance(item, Task):
+                self._on_finished(item.target.project_id)
+                dropped += 1
+
+    def _start_worker(self) -> None:
+        worker = threading.Thread(
+            target=self._work, name=f"poller-worker-{next(self._names)}", daemon=True
+        )
+        self._workers.add(worker)
+        worker.start()
+
+    def _should_retire(self) -> bool:
+        with self._lock:
+            if self._to_retire > 0:
+                self._to_retire -= 1
+                self._workers.discard(threading.current_thread())
+                return True
+            return False
+
+    def _work(self) -> None:
+        client = self._make_client()
+        try:
+            while not self._should_retire():
+                item = self._tasks.get()
+                if item is _STOP:
+                    break
+                if item is _RETIRE:
+                    continue
+                self._poll(client, item)
+        finally:
+            client.close()
+            with self._lock:
+                self._workers.discard(threading.current_thread())
+
+    def _poll(self, client: httpx.Client, task: Task) -> None:
+        try:
+            outcome = self._probe_counted(client, task)
+            if outcome is None:
+                return
+            logger.debug(
+                "Polled project %s: %s %s %s ms %s",
+                outcome.project_id,
+                "up" if outcome.up else "down",
+                outcome.status_code,
+                outcome.response_time_ms,
+                outcome.error,
+            )
+            self._stats.record(up=outcome.up, lag_seconds=outcome.lag_seconds)
+            self._results.put(outcome)
+        finally:
+            self._on_finished(task.target.project_id)
+
+    def _probe_counted(self, client: httpx.Client, task: Task) -> Outcome | None:
+        with self._lock:
+            self._in_flight += 1
+        try:
+            return self._probe(client, task)
+        except Exception:  # probe() never raises; this keeps the worker alive
+            logger.exception("Probe of project %s raised", task.target.project_id)
+            return None
+        finally:
+            with self._lock:
+                self._in_flight -= 1

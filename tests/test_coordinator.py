@@ -1,0 +1,240 @@
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from django.db import connection
+from django.db.models import Max
+
+from polling.config import PollerConfig
+from polling.coordinator import Coordinator
+from polling.store import target_from_project
+from polling.types import RunState
+from projects.models import PollResult, Project
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def make_projects(server, count: int, *, path: str = "/ok", interval: int = 1):
+    """Projects with intervals below MIN_POLL_INTERVAL: bulk_create skips
+    validation, so the tests can run many polls in a few seconds."""
+    Project.objects.bulk_create(
+        Project(
+            name=f"p{i}",
+            url=server.url(f"{path}?p={i}"),
+            interval=interval,
+            interval_unit="seconds",
+            timeout_seconds=2,
+        )
+        for i in range(count)
+    )
+    return list(Project.objects.order_by("pk"))
+
+
+def wait_until(condition, *, timeout: float = 10, step: float = 0.05) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(step)
+
+
+@pytest.fixture
+def coordinator():
+    made = []
+
+    def make(**config) -> Coordinator:
+        config.setdefault("spread_seconds", 1)
+        made.append(Coordinator(PollerConfig(**config)))
+        return made[-1]
+
+    yield make
+    for each in made:
+        each.stop(timeout=10)
+
+
+def test_every_poll_gets_its_row_and_the_current_state_matches(
+    target_server, coordinator
+):
+    projects = make_projects(target_server, 300)
+    poller = coordinator(max_concurrent_http=50)
+    poller.start()
+    time.sleep(3)
+    poller.stop(timeout=10)
+
+    polls = target_server.count("/ok")
+    assert polls >= 600  # about three rounds of 300
+    assert PollResult.objects.count() == polls
+    assert poller.status()["results_written"] == polls
+    latest = dict(
+        PollResult.objects.values("project")
+        .annotate(latest=Max("polled_at"))
+        .values_list("project", "latest")
+    )
+    for project in Project.objects.all():
+        assert project.last_polled_at == latest[project.pk]
+        assert project.last_status == "up"
+        assert project.last_status_code == 200
+        assert project.consecutive_failures == 0
+    assert len(latest) == len(projects)
+
+
+def test_status_reports_the_engine(target_server, coordinator):
+    make_projects(target_server, 3, path="/status/500")
+    poller = coordinator(max_concurrent_http=7)
+    poller.start()
+    wait_until(lambda: poller.status()["results_written"] >= 3)
+    status = poller.status()
+    assert status["state"] == "running"
+    assert status["active_projects"] == 3
+    assert status["polls_down"] >= 3
+    assert status["polls_total"] == status["polls_up"] + status["polls_down"]
+    assert status["max_concurrent_http"] == 7
+    assert status["lag_p50_ms"] is not None
+    assert status["lag_p99_ms"] >= status["lag_p50_ms"]
+    assert status["last_reload_at"] is not None
+    assert status["uptime_seconds"] > 0
+    for key in (
+        "polls_in_flight",
+        "task_queue_depth",
+        "result_queue_depth",
+        "results_pending_write",
+        "skipped_ticks",
+    ):
+        assert status[key] >= 0
+
+
+def test_a_slow_project_is_never_polled_twice_at_once(target_server, coordinator):
+    make_projects(target_server, 1, path="/delay/2200", interval=1)
+    Project.objects.update(timeout_seconds=5)
+    poller = coordinator()
+    poller.start()
+    time.sleep(3.5)
+    poller.stop(timeout=10)
+    assert target_server.count("/delay") == 2
+    assert poller.status()["skipped_busy"] >= 2
+
+
+def test_projects_added_updated_and_removed_while_running(target_server, coordinator):
+    poller = coordinator()
+    poller.start()
+    [project] = make_projects(target_server, 1, interval=3600)
+    assert poller.sync_project(project.pk) == "added"
+    wait_until(lambda: PollResult.objects.filter(project=project).exists(), timeout=2)
+
+    Project.objects.filter(pk=project.pk).update(
+        url=target_server.url("/status/204"), expected_status=204
+    )
+    assert poller.sync_project(project.pk) == "updated"
+    assert poller._scheduler.target(project.pk).url.endswith("/status/204")
+
+    Project.objects.filter(pk=project.pk).update(enabled=False)
+    assert poller.sync_project(project.pk) == "removed"
+    assert poller.status()["active_projects"] == 0
+    project.delete()
+    assert poller.sync_project(project.pk) == "absent"
+
+
+def test_reload_follows_the_database(target_server, coordinator):
+    first, second = make_projects(target_server, 2, interval=3600)
+    poller = coordinator()
+    poller.start()
+    assert poller.status()["active_projects"] == 2
+    Project.objects.filter(pk=first.pk).update(enabled=False)
+    Project.objects.filter(pk=second.pk).update(url=target_server.url("/changed"))
+    summary = poller.reload_projects()
+    assert (summary.added, summary.updated, summary.removed) == (0, 1, 1)
+    assert poller._scheduler.target(second.pk) == target_from_project(
+        Project.objects.get(pk=second.pk)
+    )
+
+
+def test_it_reloads_on_its_own(target_server, coordinator):
+    poller = coordinator(reload_interval=0.2)
+    poller.start()
+    make_projects(target_server, 2, interval=3600)
+    wait_until(lambda: poller.status()["active_projects"] == 2, timeout=3)
+
+
+def test_stop_is_idempotent_and_final(target_server, coordinator):
+    make_projects(target_server, 5)
+    poller = coordinator()
+    poller.start()
+    poller.stop(timeout=5)
+    poller.stop(timeout=5)
+    assert poller.state is RunState.STOPPED
+    count = PollResult.objects.count()
+    time.sleep(1.2)
+    assert PollResult.objects.count() == count
+    with pytest.raises(RuntimeError, match="cannot start"):
+        poller.start()
+
+
+def test_stop_saves_the_results_of_polls_in_flight(target_server, coordinator):
+    make_projects(target_server, 20, path="/delay/800")
+    poller = coordinator(max_concurrent_http=20)
+    poller.start()
+    wait_until(lambda: poller.status()["polls_in_flight"] >= 10, timeout=3)
+    poller.stop(timeout=10)
+    assert target_server.count("/delay") == PollResult.objects.count() >= 10
+
+
+@pytest.mark.slow
+def test_a_database_outage_delays_results_but_loses_none(target_server, coordinator):
+    make_projects(target_server, 20, interval=1)
+    poller = coordinator(max_concurrent_http=10)
+    poller.start()
+    wait_until(lambda: poller.status()["results_written"] >= 20)
+    with database_outage():
+        polls_before = target_server.count("/ok")
+        time.sleep(2.5)
+        # Polling goes on while nothing can be written.
+        assert target_server.count("/ok") >= polls_before + 20
+        assert poller.status()["results_pending_write"] > 0
+    wait_until(lambda: poller.status()["results_pending_write"] == 0, timeout=40)
+    poller.stop(timeout=10)
+    assert PollResult.objects.count() == target_server.count("/ok")
+    if connection.vendor == "postgresql":
+        assert poller.status()["failed_writes"] >= 1  # the retry path ran
+
+
+class database_outage:
+    """Make the database refuse the poller's writes for a while.
+
+    PostgreSQL: refuse new connections and cut every open one, from a
+    session on the maintenance database. SQLite: hold the write lock, as a
+    long transaction in another process would.
+    """
+
+    def __enter__(self):
+        if connection.vendor == "postgresql":
+            self._admin(
+                f"ALTER DATABASE {self._name} WITH ALLOW_CONNECTIONS false",
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                f"WHERE datname = '{self._name}'",
+            )
+        else:
+            with connection.cursor() as cursor:
+                cursor.execute("BEGIN IMMEDIATE")
+        return self
+
+    def __exit__(self, *exc_info):
+        if connection.vendor == "postgresql":
+            self._admin(f"ALTER DATABASE {self._name} WITH ALLOW_CONNECTIONS true")
+            connection.close()  # the test's own session was cut too
+        else:
+            with connection.cursor() as cursor:
+                cursor.execute("COMMIT")
+
+    @property
+    def _name(self) -> str:
+        return connection.settings_dict["NAME"]
+
+    def _admin(self, *statements: str) -> None:
+        import psycopg
+
+        params = connection.get_connection_params()
+        params["dbname"] = "postgres"
+        with psycopg.connect(**params, autocommit=True) as admin:
+            for statement in statements:
+                admin.execute(statement)

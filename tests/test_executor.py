@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from polling.executor import Executor
+from polling.probe import make_client, probe
+from polling.stats import PollStats
+from polling.types import Target, Task
+
+
+class Harness:
+    """An executor wired to real queues, the real probe and a local server."""
+
+    def __init__(self, server, *, limit: int) -> None:
+        self.server = server
+        self.tasks: queue.Queue = queue.Queue()
+        self.results: queue.Queue = queue.Queue()
+        self.finished: list[int] = []
+        self.stats = PollStats()
+        self.executor = Executor(
+            self.tasks,
+            self.results,
+            limit=limit,
+            probe=probe,
+            make_client=make_client,
+            on_finished=self.finished.append,
+            stats=self.stats,
+        )
+        self.peak_in_flight = 0
+        self._watching = threading.Event()
+
+    def submit(self, project_id: int, path: str, *, timeout: float = 5) -> None:
+        target = Target(
+            project_id=project_id, url=self.server.url(path), timeout_seconds=timeout
+        )
+        self.tasks.put(Task(target=target, due_at=datetime.now(UTC)))
+
+    def outcomes(self, count: int, *, timeout: float = 10) -> list:
+        return [self.results.get(timeout=timeout) for _ in range(count)]
+
+    def watch_in_flight(self) -> threading.Thread:
+        def watch():
+            while not self._watching.is_set():
+                self.peak_in_flight = max(self.peak_in_flight, self.executor.in_flight)
+                time.sleep(0.005)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        return watcher
+
+    def wait_for_in_flight(self, count: int, timeout: float = 5) -> None:
+        deadline = time.monotonic() + timeout
+        while self.executor.in_flight < count:
+            assert time.monotonic() < deadline, "polls did not start"
+            time.sleep(0.01)
+
+    def close(self) -> None:
+        self._watching.set()
+        self.executor.stop(timeout=10)
+
+
+@pytest.fixture
+def harness(target_server):
+    made = []
+
+    def make(limit: int) -> Harness:
+        made.append(Harness(target_server, limit=limit))
+        return made[-1]
+
+    yield make
+    for each in made:
+        each.close()
+
+
+def test_it_polls_and_reports_outcomes(harness):
+    h = harness(limit=2)
+    h.executor.start()
+    h.submit(1, "/ok")
+    h.submit(2, "/status/503")
+    outcomes = {o.project_id: o for o in h.outcomes(2)}
+    assert outcomes[1].up is True
+    assert outcomes[2].error == "expected 200, got 503"
+    assert sorted(h.finished) == [1, 2]
+    assert (h.stats.total, h.stats.up, h.stats.down) == (2, 1, 1)
+
+
+def test_it_never_runs_more_polls_than_the_limit(harness):
+    h = harness(limit=3)
+    h.watch_in_flight()
+    h.executor.start()
+    for project_id in range(12):
+        h.submit(project_id, "/delay/150")
+    assert len(h.outcomes(12)) == 12
+    assert h.peak_in_flight == 3
+    assert h.server.count("/delay") == 12
+
+
+def test_stop_lets_running_polls_finish_and_drops_queued_ones(harness):
+    h = harness(limit=2)
+    h.executor.start()
+    for project_id in range(5):
+        h.submit(project_id, "/delay/400")
+    h.wait_for_in_flight(2)
+    dropped = h.executor.stop(timeout=5)
+    outcomes = [h.results.get_nowait() for _ in range(h.results.qsize())]
+    assert len(outcomes) == 2
+    assert all(o.up for o in outcomes)
+    assert dropped == 3
+    assert h.server.count("/delay") == 2
+    # Dropped tasks are released too, so their projects can be polled again.
+    assert sorted(h.finished) == [0, 1, 2, 3, 4]
+
+
+def test_scale_to_raises_and_lowers_the_limit_without_losing_work(harness):
+    h = harness(limit=2)
+    h.executor.start()
+    for project_id in range(10):
+        h.submit(project_id, "/delay/300")
+    h.wait_for_in_flight(2)
+    h.executor.scale_to(6)
+    h.wait_for_in_flight(6)
+    h.executor.scale_to(1)
+    assert len(h.outcomes(10)) == 10
+    h.watch_in_flight()
+    for project_id in range(10, 14):
+        h.submit(project_id, "/delay/100")
+    assert len(h.outcomes(4)) == 4
+    assert h.peak_in_flight == 1
+    assert h.executor.limit == 1
+
+
+def test_a_full_result_queue_makes_workers_wait(harness, target_server):
+    h = harness(limit=2)
+    h.results = queue.Queue(maxsize=1)
+    h.executor._results = h.results
+    h.executor.start()
+    for project_id in range(3):
+        h.submit(project_id, "/ok")
+    deadline = time.monotonic() + 5
+    while target_server.count("/ok") < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    assert h.results.qsize() == 1  # the other two workers hold theirs
+    assert len(h.outcomes(3)) == 3  # nothing was dropped
+
+
+def test_it_refuses_a_limit_below_one(harness):
+    h = harness(limit=1)
+    with pytest.raises(ValueError, match="at least 1"):
+        h.executor.scale_to(0)
