@@ -150,7 +150,7 @@ class Coordinator:
     # Reading
 
     def status(self) -> dict:
-        lag_p50, lag_p99 = self._stats.lag_percentiles(50, 99)
+        lag_p50, lag_p99, lag_max = self._stats.lag_percentiles(50, 99, 100)
         uptime = (
             0.0 if self._started_at is None else time.monotonic() - self._started_at
         )
@@ -173,6 +173,7 @@ class Coordinator:
             "skipped_late": self._scheduler.skipped_late,
             "lag_p50_ms": _ms(lag_p50),
             "lag_p99_ms": _ms(lag_p99),
+            "lag_max_ms": _ms(lag_max),
             "last_reload_at": self._last_reload_at.isoformat()
             if self._last_reload_at
             else None,
