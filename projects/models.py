@@ -151,6 +151,14 @@ class PollResult(models.Model):
             # PollResult admin's newest-first list and date drill-down.
             # The trailing id matches the admin's tie-breaking "-pk" order.
             models.Index(fields=["polled_at", "id"], name="pollresult_polled_at"),
+            # Down polls of one project, by time: the project page's outage
+            # list (it walks from one outage to the previous one) and its
+            # "down" history filter. Small, because most polls are up.
+            models.Index(
+                fields=["project", "polled_at", "id"],
+                condition=models.Q(status=Status.DOWN),
+                name="pollresult_project_down",
+            ),
         ]
         get_latest_by = "polled_at"
 
