@@ -2,6 +2,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The most polls one runpoller may be told to run at once.
+MAX_CONCURRENT_LIMIT = 5000
+
 
 @dataclass(frozen=True, slots=True)
 class PollerConfig:

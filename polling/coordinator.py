@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from polling import metrics, store
 from polling import probe as probing
-from polling import store
 from polling.config import PollerConfig
 from polling.executor import Executor
 from polling.scheduler import ReloadSummary, Scheduler
@@ -60,6 +60,11 @@ class Coordinator:
             result_store or store.DatabaseResultStore(),
             batch_size=config.write_batch_size,
             batch_seconds=config.write_batch_seconds,
+        )
+        self._stats.registry.register(
+            metrics.PollerCollector(
+                self.status, self._scheduler.project_ids, self._stats
+            )
         )
         self._reloader: threading.Thread | None = None
         self._started_at: float | None = None
@@ -179,6 +184,10 @@ class Coordinator:
             else None,
             "uptime_seconds": round(uptime, 1),
         }
+
+    def metrics_text(self) -> bytes:
+        """Status and histograms in Prometheus text format."""
+        return metrics.render(self._stats)
 
     def _reload_forever(self) -> None:
         try:

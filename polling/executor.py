@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 
 import httpx
@@ -143,6 +144,7 @@ class Executor:
 
     def _poll(self, client: httpx.Client, task: Task) -> None:
         try:
+            started = time.monotonic()
             outcome = self._probe_counted(client, task)
             if outcome is None:
                 return
@@ -154,7 +156,7 @@ class Executor:
                 outcome.response_time_ms,
                 outcome.error,
             )
-            self._stats.record(up=outcome.up, lag_seconds=outcome.lag_seconds)
+            self._stats.record(outcome, duration_seconds=time.monotonic() - started)
             self._results.put(outcome)
         finally:
             self._on_finished(task.target.project_id)

@@ -84,8 +84,8 @@ class Scheduler:
     # What to poll
 
     def add(self, target: Target) -> bool:
-        """Add or update one project. A new one is due at once; an updated
-        one keeps its cadence. Returns True when the project is new."""
+        """Add or update one project; a new or changed one is due at once.
+        Returns True when the project is new."""
         with self._lock:
             is_new = self._put_target(target, first_due=self._clock())
         self.wakeup()
@@ -103,7 +103,8 @@ class Scheduler:
 
         New projects get their first poll spread evenly over
         min(interval, spread_seconds), in project-id order, so thousands of
-        projects loaded at once don't fire in the same second.
+        projects loaded at once don't fire in the same second. Changed ones
+        are due at once; unchanged ones keep their time.
         """
         wanted = {target.project_id: target for target in targets}
         with self._lock:
@@ -138,6 +139,10 @@ class Scheduler:
     @property
     def project_count(self) -> int:
         return len(self._targets)
+
+    def project_ids(self) -> set[int]:
+        with self._lock:
+            return set(self._targets)
 
     def target(self, project_id: int) -> Target | None:
         return self._targets.get(project_id)
@@ -201,21 +206,16 @@ class Scheduler:
         return False
 
     def _put_target(self, target: Target, *, first_due: float) -> bool:
-        """Store a target; schedule it at first_due if it is new. Caller
-        holds the lock."""
+        """Store a target. A new one is first due at first_due; a changed
+        one is due at once, so an edit shows its effect right away, and its
+        cadence restarts from there. Caller holds the lock."""
         old = self._targets.get(target.project_id)
         self._targets[target.project_id] = target
         if old is None:
             self._due.schedule(target.project_id, first_due)
-            return True
-        if old.interval_seconds != target.interval_seconds:
-            # Keep the cadence, but a shorter interval takes effect now.
-            due = self._due.due(target.project_id)
-            soonest = self._clock() + target.interval_seconds
-            self._due.schedule(
-                target.project_id, soonest if due is None else min(due, soonest)
-            )
-        return False
+        elif old != target:
+            self._due.schedule(target.project_id, self._clock())
+        return old is None
 
     def _run(self) -> None:
         while not self._stopping.is_set():

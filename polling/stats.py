@@ -1,4 +1,5 @@
-"""Counters the executor updates and status() reads, safe across threads."""
+"""Counters the executor updates and status() and /metrics read, safe
+across threads."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from prometheus_client import CollectorRegistry, Histogram
+
+from polling.types import Outcome
+
 LAG_WINDOW_SECONDS = 60
+LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+DURATION_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
 
 class PollStats:
@@ -18,17 +25,36 @@ class PollStats:
         self.total = 0
         self.up = 0
         self.down = 0
+        # Whether each project's latest poll was up, for a per-project gauge.
+        self.last_up: dict[int, bool] = {}
+        self.registry = CollectorRegistry(auto_describe=False)
+        self._lag_histogram = Histogram(
+            "poller_scheduling_lag_seconds",
+            "How late polls started: started minus due.",
+            buckets=LAG_BUCKETS,
+            registry=self.registry,
+        )
+        self._duration_histogram = Histogram(
+            "poller_poll_duration_seconds",
+            "How long polls took, failures included.",
+            buckets=DURATION_BUCKETS,
+            registry=self.registry,
+        )
 
-    def record(self, *, up: bool, lag_seconds: float) -> None:
+    def record(self, outcome: Outcome, *, duration_seconds: float) -> None:
         now = self._clock()
+        lag = outcome.lag_seconds
         with self._lock:
             self.total += 1
-            if up:
+            if outcome.up:
                 self.up += 1
             else:
                 self.down += 1
-            self._lags.append((now, lag_seconds))
+            self.last_up[outcome.project_id] = outcome.up
+            self._lags.append((now, lag))
             self._forget_before(now - LAG_WINDOW_SECONDS)
+        self._lag_histogram.observe(max(lag, 0.0))
+        self._duration_histogram.observe(duration_seconds)
 
     def lag_percentiles(self, *percentiles: float) -> list[float | None]:
         """Scheduling lag (started minus due) over the last minute, in

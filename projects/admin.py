@@ -10,6 +10,7 @@ from django.utils.safestring import SafeString
 
 from projects.forms import ProjectForm
 from projects.models import PollResult, Project, Status
+from projects.signals import projects_bulk_changed
 
 RECENT_RESULTS_SHOWN = 20
 # Counting millions of rows on every page is the usual reason a results
@@ -118,13 +119,20 @@ class ProjectAdmin(admin.ModelAdmin):
 
     @admin.action(description="Enable selected projects")
     def enable_projects(self, request: HttpRequest, queryset: QuerySet) -> None:
-        count = queryset.update(enabled=True)
+        count = set_enabled(queryset, enabled=True)
         self.message_user(request, f"Enabled {count} project(s).", messages.SUCCESS)
 
     @admin.action(description="Disable selected projects")
     def disable_projects(self, request: HttpRequest, queryset: QuerySet) -> None:
-        count = queryset.update(enabled=False)
+        count = set_enabled(queryset, enabled=False)
         self.message_user(request, f"Disabled {count} project(s).", messages.SUCCESS)
+
+
+def set_enabled(queryset: QuerySet, *, enabled: bool) -> int:
+    project_ids = list(queryset.values_list("pk", flat=True))
+    count = Project.objects.filter(pk__in=project_ids).update(enabled=enabled)
+    projects_bulk_changed.send(sender=Project, project_ids=project_ids)
+    return count
 
 
 class CappedCountPaginator(Paginator):

@@ -48,3 +48,30 @@ def tls_target_server(tls_ca):
     tls_ca.issue_cert("127.0.0.1").configure_cert(context)
     with TargetServer(ssl_context=context) as server:
         yield server
+
+
+@pytest.fixture
+def running_poller(transactional_db, settings):
+    """A Coordinator and its control server on a free port, with the web
+    side's settings pointing at it. Yields the RunningPoller."""
+    from polling.config import PollerConfig
+    from polling.control import ControlServer
+    from polling.coordinator import Coordinator
+
+    coordinator = Coordinator(PollerConfig(spread_seconds=1, reload_interval=3600))
+    coordinator.start()
+    control = ControlServer(
+        coordinator, host="127.0.0.1", port=0, token=settings.POLLER_CONTROL_TOKEN
+    )
+    control.start()
+    settings.POLLER_CONTROL_URL = f"http://127.0.0.1:{control.port}"
+    yield RunningPoller(coordinator, control, settings.POLLER_CONTROL_URL)
+    control.stop()
+    coordinator.stop(timeout=10)
+
+
+class RunningPoller:
+    def __init__(self, coordinator, control, url: str) -> None:
+        self.coordinator = coordinator
+        self.control = control
+        self.url = url

@@ -28,3 +28,9 @@ if _suffix:
         _test["NAME"] = f"test_{_default}_{_suffix}"
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Never reach a developer's running poller: tests start their own on port 0
+# and point POLLER_CONTROL_URL at it; port 9 (discard) is closed.
+POLLER_CONTROL_BIND = "127.0.0.1:0"
+POLLER_CONTROL_URL = "http://127.0.0.1:9"
+POLLER_CONTROL_TOKEN = "tests-only-control-token"

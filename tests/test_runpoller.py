@@ -74,6 +74,7 @@ def start_poller(*args: str) -> subprocess.Popen:
         "ENV_FILE": "/nonexistent",
         "SECRET_KEY": "runpoller-test-key",
         "DATABASE_URL": database_url(),
+        "POLLER_CONTROL_BIND": "127.0.0.1:0",
     }
     return subprocess.Popen(
         [sys.executable, "manage.py", "runpoller", *args],

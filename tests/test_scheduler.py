@@ -128,29 +128,30 @@ def test_removing_a_project_stops_its_polls():
     assert scheduler.project_count == 1
 
 
-def test_an_update_changes_the_next_poll_but_keeps_the_cadence():
+def test_a_changed_project_is_polled_at_once_then_on_its_new_cadence():
     clock = FakeClock()
     scheduler, tasks = make_scheduler(clock)
-    scheduler.add(target(1, interval=10, url="http://127.0.0.1/old"))
+    scheduler.add(target(1, interval=3600, url="http://127.0.0.1/old"))
     scheduler.dispatch_due()
     drain(tasks)
     scheduler.poll_finished(1)
     clock.advance(4)
     assert scheduler.add(target(1, interval=10, url="http://127.0.0.1/new")) is False
-    assert scheduler.due_in(1) == 6.0
-    clock.advance(6)
     scheduler.dispatch_due()
     [task] = drain(tasks)
     assert task.target.url == "http://127.0.0.1/new"
+    assert task.due_at == START + timedelta(seconds=4)
+    assert scheduler.due_in(1) == 10.0
 
 
-def test_a_shorter_interval_takes_effect_at_once():
+def test_re_adding_an_unchanged_project_keeps_its_time():
     clock = FakeClock()
     scheduler, _tasks = make_scheduler(clock)
-    scheduler.add(target(1, interval=3600))
-    scheduler.dispatch_due()
     scheduler.add(target(1, interval=10))
-    assert scheduler.due_in(1) == 10.0
+    scheduler.dispatch_due()
+    clock.advance(4)
+    scheduler.add(target(1, interval=10))
+    assert scheduler.due_in(1) == 6.0
 
 
 def test_a_load_spreads_first_polls_evenly_over_the_window():

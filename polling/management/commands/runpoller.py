@@ -1,14 +1,19 @@
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import signal
 import threading
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
+from polling.auth import control_token
+from polling.checks import parse_bind
 from polling.config import PollerConfig
+from polling.control import ControlServer
 from polling.coordinator import Coordinator
 from polling.status import status_line
 
@@ -31,31 +36,76 @@ class Command(BaseCommand):
             type=str.upper,
             help="DEBUG logs every poll (default: LOG_LEVEL, or INFO)",
         )
+        parser.add_argument(
+            "--no-control",
+            action="store_true",
+            help="do not serve the control endpoint",
+        )
 
-    def handle(self, *args, max_concurrent, reload_interval, log_level, **options):
+    def handle(
+        self, *args, max_concurrent, reload_interval, log_level, no_control, **options
+    ):
         if log_level:
             logging.getLogger().setLevel(log_level)
         config = PollerConfig.from_settings(
             max_concurrent_http=max_concurrent, reload_interval=reload_interval
         )
         coordinator = Coordinator(config)
+        control = None if no_control else _control_server(coordinator)
         stop = threading.Event()
         previous_handlers = _stop_on_signals(stop)
         try:
-            try:
-                coordinator.start()
-            except DatabaseError as error:
-                raise CommandError(
-                    f"Cannot load projects from the database: {error}"
-                ) from error
+            _start(coordinator, control)
             while not stop.wait(config.status_log_seconds):
                 logger.info(status_line(coordinator.status()))
             self.stdout.write("Stopping: finishing polls in flight, saving results.")
+            if control:
+                control.stop()
             coordinator.stop()
         finally:
             for signum, handler in previous_handlers.items():
                 signal.signal(signum, handler)
         return "Stopped. " + status_line(coordinator.status())
+
+
+def _control_server(coordinator: Coordinator) -> ControlServer:
+    host, port = parse_bind(settings.POLLER_CONTROL_BIND)
+    if not _is_loopback(host) and not settings.POLLER_CONTROL_TOKEN:
+        raise CommandError(
+            f"Refusing to serve the control endpoint on {host}, which is not a "
+            "loopback address, with a token derived from SECRET_KEY. Set "
+            "POLLER_CONTROL_TOKEN explicitly, or bind to 127.0.0.1."
+        )
+    return ControlServer(coordinator, host=host, port=port, token=control_token())
+
+
+def _start(coordinator: Coordinator, control: ControlServer | None) -> None:
+    try:
+        coordinator.start()
+    except DatabaseError as error:
+        raise CommandError(
+            f"Cannot load projects from the database: {error}"
+        ) from error
+    if control is None:
+        return
+    try:
+        control.start()
+    except OSError as error:
+        coordinator.stop()
+        raise CommandError(
+            f"Cannot serve the control endpoint on {settings.POLLER_CONTROL_BIND}: "
+            f"{error}. Is another poller running? (--no-control turns it off.)"
+        ) from error
+    logger.info("Control endpoint on http://%s/", settings.POLLER_CONTROL_BIND)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _stop_on_signals(stop: threading.Event) -> dict:

@@ -1,0 +1,57 @@
+"""System checks for the poller's settings: bad values fail at startup."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.checks import Error, register
+
+from polling.config import MAX_CONCURRENT_LIMIT
+
+
+def parse_bind(bind: str) -> tuple[str, int]:
+    """Split "host:port" (or "[::1]:port"; port 0 picks a free one); raises
+    ValueError when malformed."""
+    host, sep, port = bind.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise ValueError(f"expected host:port, got {bind!r}")
+    return host.strip("[]"), int(port)
+
+
+@register()
+def poller_settings_check(app_configs, **kwargs) -> list[Error]:
+    errors = []
+
+    def require(ok: bool, message: str, error_id: str) -> None:
+        if not ok:
+            errors.append(Error(message, id=error_id))
+
+    require(
+        1 <= settings.MAX_CONCURRENT_HTTP <= MAX_CONCURRENT_LIMIT,
+        f"MAX_CONCURRENT_HTTP must be from 1 to {MAX_CONCURRENT_LIMIT}.",
+        "polling.E001",
+    )
+    require(
+        settings.MIN_POLL_INTERVAL >= 1,
+        "MIN_POLL_INTERVAL must be at least 1.",
+        "polling.E002",
+    )
+    require(
+        settings.POLLER_RELOAD_INTERVAL > 0,
+        "POLLER_RELOAD_INTERVAL must be a positive number of seconds.",
+        "polling.E003",
+    )
+    require(
+        settings.POLLER_TASK_QUEUE_SIZE >= 1 and settings.POLLER_RESULT_QUEUE_SIZE >= 1,
+        "POLLER_TASK_QUEUE_SIZE and POLLER_RESULT_QUEUE_SIZE must be at least 1.",
+        "polling.E004",
+    )
+    try:
+        parse_bind(settings.POLLER_CONTROL_BIND)
+    except ValueError as error:
+        errors.append(Error(f"POLLER_CONTROL_BIND: {error}", id="polling.E005"))
+    require(
+        settings.POLLER_CONTROL_URL.startswith(("http://", "https://")),
+        "POLLER_CONTROL_URL must start with http:// or https://.",
+        "polling.E006",
+    )
+    return errors

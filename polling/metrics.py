@@ -1,0 +1,81 @@
+"""The poller's state in Prometheus text format, for GET /metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from prometheus_client import generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from polling.stats import PollStats
+
+GAUGES = [
+    ("poller_projects", "active_projects", "Projects being polled."),
+    ("poller_polls_in_flight", "polls_in_flight", "Polls running now."),
+    ("poller_max_concurrent_http", "max_concurrent_http", "Concurrency limit."),
+    ("poller_task_queue_depth", "task_queue_depth", "Due polls waiting for a worker."),
+    (
+        "poller_result_queue_depth",
+        "result_queue_depth",
+        "Results waiting for the writer.",
+    ),
+    (
+        "poller_results_pending_write",
+        "results_pending_write",
+        "Results polled but not yet in the database.",
+    ),
+]
+COUNTERS = [
+    ("poller_results_written", "results_written", "Results saved to the database."),
+    (
+        "poller_failed_writes",
+        "failed_writes",
+        "Batch writes that failed and were retried.",
+    ),
+    ("poller_skipped_ticks", "skipped_ticks", "Due polls skipped (busy or late)."),
+]
+
+
+class PollerCollector:
+    """Reads the coordinator's status at scrape time, so the numbers are the
+    same ones /status shows."""
+
+    def __init__(
+        self,
+        status: Callable[[], dict],
+        project_ids: Callable[[], set[int]],
+        stats: PollStats,
+    ) -> None:
+        self._status = status
+        self._project_ids = project_ids
+        self._stats = stats
+
+    def collect(self) -> Iterator[Metric]:
+        status = self._status()
+        polls = CounterMetricFamily(
+            "poller_polls", "Polls made, by outcome.", labels=["outcome"]
+        )
+        polls.add_metric(["up"], status["polls_up"])
+        polls.add_metric(["down"], status["polls_down"])
+        yield polls
+        for name, key, documentation in GAUGES:
+            yield GaugeMetricFamily(name, documentation, value=status[key])
+        for name, key, documentation in COUNTERS:
+            yield CounterMetricFamily(name, documentation, value=status[key])
+        yield self._project_up()
+
+    def _project_up(self) -> GaugeMetricFamily:
+        gauge = GaugeMetricFamily(
+            "poller_project_up",
+            "1 when the project's latest poll was up, 0 when down.",
+            labels=["project_id"],
+        )
+        scheduled = self._project_ids()
+        for project_id, up in sorted(self._stats.last_up.copy().items()):
+            if project_id in scheduled:
+                gauge.add_metric([str(project_id)], 1 if up else 0)
+        return gauge
+
+
+def render(stats: PollStats) -> bytes:
+    return generate_latest(stats.registry)

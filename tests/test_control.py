@@ -1,0 +1,215 @@
+from __future__ import annotations
+
+import socket
+import time
+
+import httpx
+import pytest
+
+from polling import control
+from projects.models import PollResult, Project
+
+TOKEN = "tests-only-control-token"
+
+
+@pytest.fixture
+def api(running_poller):
+    with httpx.Client(
+        base_url=running_poller.url,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=5,
+    ) as client:
+        yield client
+
+
+def make_project(server, *, path: str = "/ok", interval: int = 1) -> Project:
+    """A project the poller has not heard of: bulk_create sends no signal."""
+    [project] = Project.objects.bulk_create(
+        [
+            Project(
+                name=f"p-{path}-{time.monotonic_ns()}",
+                url=server.url(path),
+                interval=interval,
+                interval_unit="seconds",
+                timeout_seconds=1,
+            )
+        ]
+    )
+    return project
+
+
+def raw_request(port: int, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(data)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_status_returns_the_coordinators_status(api):
+    response = api.get("/status")
+    assert response.status_code == 200
+    assert response.json()["state"] == "running"
+    assert response.json()["max_concurrent_http"] == 100
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [None, "Bearer wrong", f"Basic {TOKEN}", "Bearer", f"bearer {TOKEN}x"],
+)
+def test_it_refuses_a_missing_or_wrong_token(running_poller, authorization):
+    headers = {"Authorization": authorization} if authorization else {}
+    response = httpx.get(running_poller.url + "/status", headers=headers)
+    assert response.status_code == 401
+    assert response.json() == {"error": "missing or wrong bearer token"}
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_unknown_routes_are_404_and_wrong_methods_405(api):
+    missing = api.get("/nope")
+    assert (missing.status_code, missing.json()) == (
+        404,
+        {"error": "no such endpoint: /nope"},
+    )
+    wrong = api.post("/status")
+    assert wrong.status_code == 405
+    assert wrong.json() == {"error": "POST is not allowed here; use GET"}
+
+
+def test_sync_adds_updates_and_removes_a_project(api, target_server, running_poller):
+    project = make_project(target_server, interval=3600)
+    assert api.post(f"/projects/{project.pk}/sync").json() == {
+        "project_id": project.pk,
+        "result": "added",
+    }
+    Project.objects.filter(pk=project.pk).update(url=target_server.url("/other"))
+    assert api.post(f"/projects/{project.pk}/sync").json()["result"] == "updated"
+    Project.objects.filter(pk=project.pk).update(enabled=False)
+    assert api.post(f"/projects/{project.pk}/sync").json()["result"] == "removed"
+    assert running_poller.coordinator.status()["active_projects"] == 0
+
+
+def test_delete_stops_polling_a_project(api, target_server, running_poller):
+    project = make_project(target_server, interval=3600)
+    api.post(f"/projects/{project.pk}/sync")
+    assert api.delete(f"/projects/{project.pk}").json() == {
+        "project_id": project.pk,
+        "removed": True,
+    }
+    assert running_poller.coordinator.status()["active_projects"] == 0
+
+
+def test_reload_reads_the_database(api, target_server):
+    make_project(target_server, interval=3600)
+    make_project(target_server, interval=3600)
+    assert api.post("/reload").json() == {"added": 2, "updated": 0, "removed": 0}
+
+
+def test_scale_changes_the_limit(api, running_poller):
+    response = api.post("/scale", json={"max_concurrent_http": 7})
+    assert response.json() == {"max_concurrent_http": 7}
+    assert running_poller.coordinator.status()["max_concurrent_http"] == 7
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"{not json", "the body must be JSON"),
+        (b'{"max_concurrent_http": 0}', "from 1 to 5000"),
+        (b'{"max_concurrent_http": 5001}', "from 1 to 5000"),
+        (b'{"max_concurrent_http": "10"}', "from 1 to 5000"),
+        (b'{"max_concurrent_http": true}', "from 1 to 5000"),
+        (b"[10]", "from 1 to 5000"),
+        (b"", "the body must be JSON"),
+    ],
+)
+def test_scale_rejects_bad_input(api, running_poller, body, message):
+    response = api.post("/scale", content=body)
+    assert response.status_code == 400
+    assert message in response.json()["error"]
+    assert running_poller.coordinator.status()["max_concurrent_http"] == 100
+
+
+def test_an_oversized_body_is_413(api):
+    response = api.post("/scale", content=b"x" * (control.MAX_BODY_BYTES + 1))
+    assert response.status_code == 413
+    assert "at most" in response.json()["error"]
+
+
+def test_metrics_speak_prometheus(api, target_server):
+    project = make_project(target_server, path="/status/500")
+    api.post(f"/projects/{project.pk}/sync")
+    deadline = time.monotonic() + 5
+    while running_polls(api) < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    response = api.get("/metrics")
+    assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    text = response.text
+    assert 'poller_polls_total{outcome="down"}' in text
+    assert f'poller_project_up{{project_id="{project.pk}"}} 0.0' in text
+    for name in (
+        "poller_poll_duration_seconds_bucket",
+        "poller_scheduling_lag_seconds_bucket",
+        "poller_polls_in_flight",
+        "poller_task_queue_depth",
+        "poller_result_queue_depth",
+        "poller_results_pending_write",
+    ):
+        assert name in text
+
+
+def running_polls(api) -> int:
+    return api.get("/status").json()["polls_total"]
+
+
+def test_malformed_requests_get_a_json_error(running_poller):
+    reply = raw_request(running_poller.control.port, b"\x16\x03\x01garbage\r\n\r\n")
+    assert b'"error"' in reply
+    too_many_headers = b"GET /status HTTP/1.1\r\n" + b"X: y\r\n" * 200 + b"\r\n"
+    reply = raw_request(running_poller.control.port, too_many_headers)
+    assert reply.startswith(b"HTTP/1.0 431")
+    assert b'"error"' in reply
+
+
+def test_a_silent_client_is_cut_off(running_poller, monkeypatch):
+    monkeypatch.setattr(control._Handler, "timeout", 0.3)
+    with socket.create_connection(("127.0.0.1", running_poller.control.port)) as sock:
+        sock.settimeout(3)
+        started = time.monotonic()
+        assert sock.recv(1024) == b""  # the server closed the connection
+        assert time.monotonic() - started < 2
+
+
+MALFORMED = [
+    b"\x00\xff" * 50 + b"\r\n\r\n",
+    b"GET\r\n\r\n",
+    b"POST /scale HTTP/1.0\r\nContent-Length: x\r\n\r\n",
+    b"GET /status HTTP/1.0\r\nAuthorization: Bearer nope\r\n\r\n",
+    b"POST /scale HTTP/1.0\r\nAuthorization: Bearer "
+    + TOKEN.encode()
+    + b"\r\nContent-Length: 5\r\n\r\n{{{{{",
+]
+
+
+@pytest.mark.slow
+def test_a_thousand_malformed_requests_do_not_disturb_polling(
+    running_poller, target_server
+):
+    project = make_project(target_server, interval=1)
+    running_poller.coordinator.sync_project(project.pk)
+    time.sleep(1.5)
+    before = PollResult.objects.count()
+    started = time.monotonic()
+    port = running_poller.control.port
+    for i in range(1000):
+        raw_request(port, MALFORMED[i % len(MALFORMED)])
+    elapsed = time.monotonic() - started
+    time.sleep(1.5)
+    polled = PollResult.objects.count() - before
+    # One poll a second went on throughout.
+    assert polled >= int(elapsed + 1.5) - 1
+    status = running_poller.coordinator.status()
+    assert status["skipped_late"] == 0
+    assert status["lag_p99_ms"] < 500
