@@ -75,3 +75,52 @@ class RunningPoller:
         self.coordinator = coordinator
         self.control = control
         self.url = url
+
+
+@pytest.fixture
+def add_polls(db):
+    """Save polls of a project as the poller would, rollups included.
+
+    `statuses` reads oldest first, "u" for up and "d" for down; polls are
+    `every` apart and the last one is at `end`. `response_time_ms` is one
+    value for all polls or one per poll (None: no response).
+    """
+    from datetime import timedelta
+
+    from projects.models import PollResult, Status
+    from projects.rollups import rebuild_rollups
+
+    def add(
+        project: Project,
+        statuses: str,
+        *,
+        end,
+        every=timedelta(minutes=1),
+        response_time_ms=100,
+        error: str = "expected 200, got 503",
+    ) -> list[PollResult]:
+        times = response_time_ms
+        if not isinstance(times, list | tuple):
+            times = [times] * len(statuses)
+        polls = [
+            PollResult(
+                project=project,
+                polled_at=end - every * (len(statuses) - 1 - i),
+                status=Status.UP if status == "u" else Status.DOWN,
+                status_code=200 if status == "u" else 503,
+                response_time_ms=ms,
+                error_message="" if status == "u" else error,
+            )
+            for i, (status, ms) in enumerate(zip(statuses, times, strict=True))
+        ]
+        PollResult.objects.bulk_create(polls)
+        latest = PollResult.objects.filter(project=project).latest("polled_at", "id")
+        project.last_polled_at = latest.polled_at
+        project.last_status = latest.status
+        project.last_status_code = latest.status_code
+        project.last_response_time_ms = latest.response_time_ms
+        project.save()
+        rebuild_rollups(project_ids=[project.pk])
+        return polls
+
+    return add

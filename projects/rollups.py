@@ -1,0 +1,80 @@
+"""Recompute hourly rollups from the raw poll results.
+
+The poller's result writer keeps HourlyRollup in step as it saves polls;
+this rebuilds them in bulk, to seed test and benchmark data or to repair
+rollups after results were imported or deleted by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from django.db import connection, transaction
+from django.db.models import Count, Max, Q, QuerySet, Sum, Value
+from django.db.models.functions import Coalesce, TruncHour
+
+from projects.models import HourlyRollup, PollResult, Status
+
+
+def rebuild_rollups(
+    *, project_ids: Iterable[int] | None = None, since: datetime | None = None
+) -> int:
+    """Replace the rollups of `project_ids` (all projects when None) from
+    the start of the hour holding `since` (all time when None) onwards.
+
+    Runs as one DELETE and one INSERT ... SELECT ... GROUP BY in a single
+    transaction, so readers see either the old rollups or the new ones.
+    Returns how many rollup rows were written.
+    """
+    results = PollResult.objects.all()
+    rollups = HourlyRollup.objects.all()
+    if project_ids is not None:
+        project_ids = list(project_ids)
+        results = results.filter(project_id__in=project_ids)
+        rollups = rollups.filter(project_id__in=project_ids)
+    if since is not None:
+        # A partial hour would be summed short; start at a whole hour.
+        start = rollup_hour(since)
+        results = results.filter(polled_at__gte=start)
+        rollups = rollups.filter(hour__gte=start)
+    with transaction.atomic():
+        rollups.delete()
+        return _insert_into_rollups(hourly_sums(results))
+
+
+def rollup_hour(moment: datetime) -> datetime:
+    """The start of the UTC hour whose rollup counts a poll at `moment`."""
+    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def hourly_sums(results: QuerySet[PollResult]) -> QuerySet:
+    """One row per project and UTC hour, named like HourlyRollup's fields."""
+    return (
+        results.annotate(hour=TruncHour("polled_at", tzinfo=UTC))
+        .values("project_id", "hour")
+        .annotate(
+            polls=Count("id"),
+            failures=Count("id", filter=Q(status=Status.DOWN)),
+            responses=Count("response_time_ms"),
+            response_time_sum_ms=Coalesce(Sum("response_time_ms"), Value(0)),
+            response_time_max_ms=Max("response_time_ms"),
+        )
+        .order_by()
+    )
+
+
+def _insert_into_rollups(sums: QuerySet) -> int:
+    # The ORM has no INSERT ... SELECT; the SELECT is the ORM's own, and its
+    # column order (values, then annotations) names the target columns.
+    query = sums.query
+    names = [*query.values_select, *query.annotation_select]
+    columns = ", ".join(
+        connection.ops.quote_name(HourlyRollup._meta.get_field(name).column)
+        for name in names
+    )
+    select_sql, params = query.sql_with_params()
+    table = connection.ops.quote_name(HourlyRollup._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {table} ({columns}) {select_sql}", params)
+        return cursor.rowcount
