@@ -1,9 +1,10 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 admin.site.site_header = "Uptime monitor"
 admin.site.site_title = "Uptime monitor"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("", include("projects.urls")),
 ]

@@ -90,7 +90,7 @@ class Project(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("admin:projects_project_change", args=[self.pk])
+        return reverse("dashboard:project", args=[self.pk])
 
     def clean(self) -> None:
         super().clean()

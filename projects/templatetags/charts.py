@@ -1,0 +1,185 @@
+"""The response-time chart: inline SVG computed on the server.
+
+The buckets arrive already aggregated (at most ~300), so this only maps
+them to coordinates. Average and maximum are told apart by line style
+(solid, dashed) and failures sit in their own labelled band, so nothing
+depends on telling colours apart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django import template
+from django.utils import timezone
+
+from projects.queries.ranges import DAY, TimeRange
+from projects.queries.response_times import Bucket
+
+register = template.Library()
+
+WIDTH, HEIGHT = 720, 250
+LEFT, RIGHT = 56, 712  # plot area, x
+TOP, BOTTOM = 12, 176  # plot area, y
+BAND_TOP, BAND_HEIGHT = 192, 24  # failed-polls band, y
+LABEL_GAP = 6
+# Named positions for the template, which cannot do arithmetic.
+PLOT = {
+    "left": LEFT,
+    "right": RIGHT,
+    "top": TOP,
+    "bottom": BOTTOM,
+    "width": RIGHT - LEFT,
+    "label_x": LEFT - LABEL_GAP,
+    "x_label_y": HEIGHT - LABEL_GAP,
+}
+BAND = {
+    "top": BAND_TOP,
+    "height": BAND_HEIGHT,
+    "bottom": BAND_TOP + BAND_HEIGHT,
+    "label_y": BAND_TOP + BAND_HEIGHT / 2,
+    "column_height": BAND_TOP + BAND_HEIGHT - TOP,
+}
+# A line breaks where polls are missing for longer than this many
+# buckets or poll intervals, whichever is longer.
+GAP_FACTOR = 2.5
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    start: datetime
+    end: datetime
+    y_max: float
+
+    def x(self, moment: datetime) -> float:
+        share = (moment - self.start) / (self.end - self.start)
+        return round(LEFT + min(max(share, 0), 1) * (RIGHT - LEFT), 1)
+
+    def y(self, ms: float) -> float:
+        return round(BOTTOM - ms / self.y_max * (BOTTOM - TOP), 1)
+
+
+@register.inclusion_tag("projects/_response_chart.html")
+def response_chart(
+    buckets: list[Bucket], time_range: TimeRange, now: datetime, interval_seconds: int
+) -> dict:
+    peak = max((b.max_ms or b.avg_ms or 0 for b in buckets), default=0)
+    scale = Scale(time_range.start(now), now, nice_ceiling(peak))
+    width = timedelta(seconds=time_range.bucket_seconds)
+    gap = width * GAP_FACTOR + timedelta(seconds=interval_seconds * GAP_FACTOR)
+    return {
+        "buckets": buckets,
+        "range": time_range,
+        "width": WIDTH,
+        "height": HEIGHT,
+        "plot": PLOT,
+        "band": BAND,
+        "avg_path": line_path(buckets, scale, lambda b: b.avg_ms, width, gap),
+        "max_path": line_path(buckets, scale, lambda b: b.max_ms, width, gap),
+        "failure_bars": list(failure_bars(buckets, scale, width)),
+        "columns": list(columns(buckets, scale, width)),
+        "y_ticks": [(scale.y(ms), f"{ms:g} ms") for ms in y_tick_values(scale.y_max)],
+        "x_ticks": list(x_ticks(scale, time_range.tick_seconds)),
+        "summary": summary(buckets),
+    }
+
+
+def nice_ceiling(value: float) -> float:
+    """The smallest 1, 2, 2.5 or 5 times a power of ten at or above value."""
+    if value <= 0:
+        return 100
+    power = 10 ** math.floor(math.log10(value))
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= value)
+
+
+def y_tick_values(y_max: float) -> list[float]:
+    return [y_max * i / 4 for i in range(5)]
+
+
+def line_path(
+    buckets: list[Bucket],
+    scale: Scale,
+    value: Callable[[Bucket], float | None],
+    width: timedelta,
+    gap: timedelta,
+) -> str:
+    """An SVG path through each bucket's middle; a gap in the polls starts a
+    new segment, and a lone point becomes a dot (round line caps)."""
+    commands = []
+    previous = None
+    for bucket in buckets:
+        ms = value(bucket)
+        if ms is None:
+            previous = None
+            continue
+        x, y = scale.x(bucket.start + width / 2), scale.y(ms)
+        joined = previous is not None and bucket.start - previous <= gap
+        commands.append(f"L{x},{y}" if joined else f"M{x},{y} h0.01")
+        previous = bucket.start
+    return " ".join(commands)
+
+
+def failure_bars(
+    buckets: list[Bucket], scale: Scale, width: timedelta
+) -> Iterator[dict]:
+    for bucket in buckets:
+        if bucket.failures:
+            x, bar_width = _span(bucket, scale, width)
+            height = max(round(bucket.failure_share * BAND_HEIGHT, 1), 2)
+            yield {
+                "x": x,
+                "y": BAND_TOP + BAND_HEIGHT - height,
+                "width": bar_width,
+                "height": height,
+            }
+
+
+def columns(buckets: list[Bucket], scale: Scale, width: timedelta) -> Iterator[dict]:
+    """One invisible full-height column per bucket, carrying its tooltip."""
+    for bucket in buckets:
+        x, column_width = _span(bucket, scale, width)
+        yield {"x": x, "width": column_width, "title": _bucket_title(bucket)}
+
+
+def _span(bucket: Bucket, scale: Scale, width: timedelta) -> tuple[float, float]:
+    left = scale.x(bucket.start)
+    return left, max(round(scale.x(bucket.start + width) - left, 1), 1)
+
+
+def _bucket_title(bucket: Bucket) -> str:
+    when = timezone.localtime(bucket.start)
+    parts = [f"{when:%Y-%m-%d %H:%M}"]
+    if bucket.avg_ms is not None:
+        parts.append(f"average {bucket.avg_ms:.0f} ms, maximum {bucket.max_ms} ms")
+    parts.append(f"{bucket.failures} of {bucket.polls} polls failed")
+    return " · ".join(parts)
+
+
+def x_ticks(scale: Scale, step_seconds: int) -> Iterator[tuple[float, str]]:
+    step = timedelta(seconds=step_seconds)
+    first = math.ceil(scale.start.timestamp() / step_seconds) * step_seconds
+    tick = datetime.fromtimestamp(first, UTC)
+    while tick <= scale.end:
+        local = timezone.localtime(tick)
+        label = f"{local:%b} {local.day}" if step_seconds >= DAY else f"{local:%H:%M}"
+        yield scale.x(tick), label
+        tick += step
+
+
+def summary(buckets: list[Bucket]) -> str:
+    """One sentence for screen readers and the chart's caption."""
+    polls = sum(b.polls for b in buckets)
+    if not polls:
+        return "No polls in this range."
+    failures = sum(b.failures for b in buckets)
+    averages = [b.avg_ms for b in buckets if b.avg_ms is not None]
+    peaks = [b.max_ms for b in buckets if b.max_ms is not None]
+    if not averages:
+        return f"{polls} polls, {failures} failed, none got a response."
+    return (
+        f"{polls} polls, {failures} failed; bucket averages "
+        f"{min(averages):.0f} to {max(averages):.0f} ms, slowest poll {max(peaks)} ms."
+    )

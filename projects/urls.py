@@ -1,0 +1,9 @@
+from django.urls import path
+
+from projects import views
+
+app_name = "dashboard"
+urlpatterns = [
+    path("", views.overview, name="overview"),
+    path("projects/<int:pk>/", views.project_detail, name="project"),
+]

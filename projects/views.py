@@ -1,0 +1,104 @@
+"""The dashboard: every project at a glance, and one project in depth.
+
+Both pages are read-only and cost a fixed number of queries however many
+projects or polls there are; the queries live in projects.queries.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+from django.views.decorators.gzip import gzip_page
+
+from projects.models import Project, Status
+from projects.queries.heartbeats import latest_polls
+from projects.queries.history import poll_history
+from projects.queries.outages import OUTAGES_SHOWN, recent_outages
+from projects.queries.overview import State, project_list, state_counts, with_state
+from projects.queries.ranges import DEFAULT_RANGE, OVERVIEW_RANGES, RANGES
+from projects.queries.response_times import response_time_buckets
+from projects.queries.uptime import Uptime, uptime_by_project
+
+PROJECTS_PER_PAGE = 50
+
+
+# Both pages reload every 30 seconds; the overview's heartbeat strips
+# compress about tenfold.
+@login_required
+@gzip_page
+def overview(request: HttpRequest) -> HttpResponse:
+    search = request.GET.get("q", "").strip()
+    state = request.GET.get("state", "")
+    projects = project_list(search=search, state=state)
+    page = Paginator(projects, PROJECTS_PER_PAGE).get_page(request.GET.get("page"))
+    _add_uptime_and_heartbeats(page.object_list)
+    counts = state_counts()
+    context = {
+        "page": page,
+        "counts": [(s.value, s.label, counts[s]) for s in State],
+        "down_count": counts[State.DOWN],
+        "search": search,
+        "state": state,
+        "ranges": OVERVIEW_RANGES,
+    }
+    return render(request, "projects/overview.html", context)
+
+
+def _add_uptime_and_heartbeats(projects: list[Project]) -> None:
+    ids = [project.pk for project in projects]
+    uptimes = uptime_by_project(ids, OVERVIEW_RANGES, timezone.now())
+    strips = latest_polls(ids)
+    for project in projects:
+        project.uptimes = [(r, uptimes[project.pk][r.key]) for r in OVERVIEW_RANGES]
+        project.heartbeats = strips[project.pk]
+
+
+@login_required
+@gzip_page
+def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    project = get_object_or_404(with_state(Project.objects.all()), pk=pk)
+    time_range = RANGES.get(request.GET.get("range", ""), DEFAULT_RANGE)
+    status = request.GET.get("status", "")
+    if status not in Status.values:
+        status = ""
+    now = timezone.now()
+    since = time_range.start(now)
+    uptimes = uptime_by_project([pk], RANGES.values(), now)[pk]
+    before = _positive_int(request.GET.get("before"))
+    history, next_before = _history(pk, since, status, before, uptimes[time_range.key])
+    context = {
+        "project": project,
+        "range": time_range,
+        "ranges": RANGES.values(),
+        "uptimes": [(r, uptimes[r.key]) for r in RANGES.values()],
+        "buckets": response_time_buckets(pk, time_range, now),
+        "outages": recent_outages(pk, since=since),
+        "outages_shown": OUTAGES_SHOWN,
+        "history": history,
+        "before": before,
+        "next_before": next_before,
+        "status": status,
+        "statuses": Status,
+        "now": now,
+    }
+    return render(request, "projects/project_detail.html", context)
+
+
+def _history(
+    pk: int, since, status: str, before: int | None, uptime: Uptime
+) -> tuple[list, int | None]:
+    # The range's counts already say when a filter matches nothing; asking
+    # anyway would scan every poll of the range for a match.
+    up_polls = uptime.polls - uptime.failures
+    if (status == Status.UP and not up_polls) or (
+        status == Status.DOWN and not uptime.failures
+    ):
+        return [], None
+    return poll_history(pk, since=since, status=status, before=before)
+
+
+def _positive_int(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None

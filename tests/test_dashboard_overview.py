@@ -1,0 +1,218 @@
+"""The overview page: every project's state, uptime and latest polls."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+pytestmark = pytest.mark.django_db
+
+URL = reverse("dashboard:overview")
+HOUR = timedelta(hours=1)
+
+
+@pytest.fixture
+def now():
+    return timezone.now().replace(microsecond=0)
+
+
+def row_of(response, name: str) -> str:
+    """The table row that shows the project called `name`."""
+    html = response.content.decode()
+    rows = re.findall(r"<tr class=\"state-.*?</tr>", html, flags=re.S)
+    (row,) = [row for row in rows if f">{name}</a>" in row]
+    return row
+
+
+def names(response) -> list[str]:
+    return [project.name for project in response.context["page"].object_list]
+
+
+def test_it_asks_for_a_login_first(client):
+    response = client.get(URL)
+
+    assert response.status_code == 302
+    assert response.url == f"{reverse('admin:login')}?next={URL}"
+
+
+def test_it_shows_each_state_and_counts_them(
+    admin_client, make_project, add_polls, now
+):
+    add_polls(make_project(name="api"), "uuu", end=now)
+    add_polls(make_project(name="shop"), "uud", end=now)
+    add_polls(make_project(name="old", enabled=False), "uuu", end=now)
+    make_project(name="new")
+
+    response = admin_client.get(URL)
+
+    assert response.context["counts"] == [
+        ("down", "Down", 1),
+        ("up", "Up", 1),
+        ("waiting", "Waiting", 1),
+        ("paused", "Paused", 1),
+    ]
+    for name, label in [
+        ("api", "Up"),
+        ("shop", "Down"),
+        ("old", "Paused"),
+        ("new", "Waiting"),
+    ]:
+        assert f"</span> {label}</span>" in row_of(response, name)
+    assert "<title>(1 down) Dashboard" in response.content.decode()
+
+
+def test_down_projects_come_first(admin_client, make_project, add_polls, now):
+    for name, statuses in [
+        ("alpha", "u"),
+        ("zulu", "d"),
+        ("mike", "u"),
+        ("bravo", "d"),
+    ]:
+        add_polls(make_project(name=name), statuses, end=now)
+    make_project(name="charlie")
+
+    assert names(admin_client.get(URL)) == ["bravo", "zulu", "alpha", "charlie", "mike"]
+
+
+def test_it_shows_uptime_over_24h_7d_and_30d(
+    admin_client, make_project, add_polls, now
+):
+    project = make_project(name="api")
+    add_polls(project, "dddd", end=now - timedelta(days=3), every=HOUR)
+    add_polls(project, "uuud", end=now, every=HOUR)
+
+    row = row_of(admin_client.get(URL), "api")
+
+    cells = re.findall(r'class="num uptime-\w+">([^<]*)<', row)
+    assert cells == ["75.00%", "37.50%", "37.50%"]
+
+
+def test_a_project_that_started_yesterday_is_measured_over_its_own_polls(
+    admin_client, make_project, add_polls, now
+):
+    add_polls(make_project(name="new"), "d" + "u" * 29, end=now, every=HOUR)
+
+    row = row_of(admin_client.get(URL), "new")
+
+    assert re.findall(r'class="num uptime-\w+">([^<]*)<', row) == [
+        "100%",
+        "96.66%",
+        "96.66%",
+    ]
+
+
+def test_projects_without_polls_all_down_and_all_up(
+    admin_client, make_project, add_polls, now
+):
+    make_project(name="idle")
+    add_polls(make_project(name="dead"), "d" * 10, end=now)
+    add_polls(make_project(name="fine"), "u" * 10, end=now)
+
+    response = admin_client.get(URL)
+
+    uptime = r'class="num uptime-\w+">([^<]*)<'
+    assert re.findall(uptime, row_of(response, "idle")) == ["\N{EN DASH}"] * 3
+    assert re.findall(uptime, row_of(response, "dead")) == ["0.00%"] * 3
+    assert re.findall(uptime, row_of(response, "fine")) == ["100%"] * 3
+
+
+def test_it_shows_the_last_check_and_response_time(
+    admin_client, make_project, add_polls, now
+):
+    add_polls(
+        make_project(name="api"),
+        "u",
+        end=now - timedelta(minutes=3),
+        response_time_ms=87,
+    )
+
+    row = row_of(admin_client.get(URL), "api")
+
+    assert "3\xa0minutes ago" in row
+    assert "87 ms" in row
+
+
+def test_the_heartbeat_strip_shows_the_last_50_polls(
+    admin_client, make_project, add_polls, now
+):
+    add_polls(make_project(name="api"), "d" * 10 + "u" * 49 + "d", end=now)
+
+    row = row_of(admin_client.get(URL), "api")
+
+    assert re.findall(r"hb hb-(\w+)", row) == ["up"] * 49 + ["down"]
+    assert "expected 200, got 503" in row
+
+
+@pytest.mark.parametrize(
+    ("search", "found"),
+    [
+        ("shop", ["shop"]),
+        ("BILL", ["billing"]),
+        ("internal.example", ["billing"]),
+        ("", ["billing", "shop"]),
+    ],
+)
+def test_it_searches_by_name_or_url(admin_client, make_project, search, found):
+    make_project(name="billing", url="https://internal.example/health")
+    make_project(name="shop", url="https://shop.example.com/")
+
+    assert names(admin_client.get(URL, {"q": search})) == found
+
+
+def test_it_filters_by_state(admin_client, make_project, add_polls, now):
+    add_polls(make_project(name="api"), "u", end=now)
+    add_polls(make_project(name="shop"), "d", end=now)
+
+    response = admin_client.get(URL, {"state": "down"})
+
+    assert names(response) == ["shop"]
+    assert 'aria-current="true"' in response.content.decode()
+
+
+def test_it_pages_through_many_projects(admin_client, make_project):
+    for number in range(60):
+        make_project(name=f"service {number:02}")
+
+    first = admin_client.get(URL)
+    second = admin_client.get(URL, {"page": 2})
+
+    assert len(names(first)) == 50
+    assert names(second) == [f"service {n}" for n in range(50, 60)]
+    assert "Page 2 of 2 · 60 projects" in second.content.decode()
+
+
+def test_a_page_costs_the_same_queries_for_5_or_60_projects(
+    admin_client, make_project, add_polls, now
+):
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert admin_client.get(URL).status_code == 200
+        return len(captured)
+
+    for _ in range(5):
+        add_polls(make_project(), "ud" * 30, end=now)
+    few = queries()
+    for _ in range(55):
+        add_polls(make_project(), "du" * 30, end=now)
+
+    assert queries() == few
+    # Session, user, state counts, page count, page, uptime from rollups and
+    # from the first part-hour, heartbeats.
+    assert few == 8
+
+
+def test_it_refreshes_itself(admin_client):
+    assert b'<meta http-equiv="refresh" content="30">' in admin_client.get(URL).content
+
+
+def test_without_projects_it_points_to_the_admin(admin_client):
+    response = admin_client.get(URL)
+
+    assert reverse("admin:projects_project_add") in response.content.decode()

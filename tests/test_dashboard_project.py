@@ -1,0 +1,187 @@
+"""The project page: uptime, chart, outages and raw history of one project."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+pytestmark = pytest.mark.django_db
+
+MINUTE = timedelta(minutes=1)
+
+
+@pytest.fixture
+def now():
+    return timezone.now().replace(microsecond=0)
+
+
+def url(project, **params) -> str:
+    query = "&".join(f"{key}={value}" for key, value in params.items())
+    return (
+        f"{project.get_absolute_url()}?{query}" if query else project.get_absolute_url()
+    )
+
+
+def test_it_asks_for_a_login_first(client, make_project):
+    response = client.get(url(make_project()))
+
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("admin:login"))
+
+
+def test_an_unknown_project_is_not_found(admin_client):
+    assert admin_client.get(reverse("dashboard:project", args=[999])).status_code == 404
+
+
+def test_the_project_url_is_the_dashboard_page(make_project):
+    project = make_project()
+
+    assert project.get_absolute_url() == f"/projects/{project.pk}/"
+
+
+def test_it_shows_state_uptime_and_a_link_to_edit(
+    admin_client, make_project, add_polls, now
+):
+    project = make_project(name="api")
+    add_polls(project, "dddd", end=now - timedelta(days=3), every=timedelta(hours=1))
+    add_polls(project, "uuud", end=now, every=MINUTE)
+
+    response = admin_client.get(url(project))
+    html = response.content.decode()
+
+    assert "</span> Down</span>" in html
+    assert [u.percent for _, u in response.context["uptimes"]] == [
+        75.0,
+        75.0,
+        37.5,
+        37.5,
+    ]
+    assert "1 of 4 failed" in html
+    assert reverse("admin:projects_project_change", args=[project.pk]) in html
+    assert b'<meta http-equiv="refresh" content="30">' in response.content
+
+
+def test_it_charts_the_chosen_range(admin_client, make_project, add_polls, now):
+    project = make_project()
+    add_polls(
+        project, "uuuu", end=now, every=MINUTE, response_time_ms=[100, 200, 300, 400]
+    )
+
+    html = admin_client.get(url(project, range="1h")).content.decode()
+
+    assert "Response time, last 1 hour" in html
+    assert '<path class="line-avg" d="M' in html
+    assert "4 polls, 0 failed" in html
+
+
+@pytest.mark.parametrize("chosen", ["1h", "24h", "7d", "30d"])
+def test_every_range_renders(admin_client, make_project, add_polls, now, chosen):
+    project = make_project()
+    add_polls(project, "ud" * 50, end=now, every=timedelta(minutes=30))
+
+    response = admin_client.get(url(project, range=chosen))
+
+    assert response.context["range"].key == chosen
+    assert "<svg" in response.content.decode()
+
+
+def test_an_unknown_range_falls_back_to_24_hours(admin_client, make_project):
+    response = admin_client.get(url(make_project(), range="forever"))
+
+    assert response.context["range"].key == "24h"
+
+
+def test_it_lists_outages_with_start_end_duration_and_error(
+    admin_client, make_project, add_polls, now
+):
+    project = make_project()
+    add_polls(project, "uudddu", end=now - 10 * MINUTE, error="timed out after 5 s")
+    add_polls(project, "dd", end=now)
+
+    response = admin_client.get(url(project))
+    html = response.content.decode()
+
+    ongoing, past = response.context["outages"]
+    assert past.started_at == now - 13 * MINUTE
+    assert past.recovered_at == now - 10 * MINUTE
+    assert ongoing.recovered_at is None
+    local = timezone.localtime(past.started_at)
+    assert f"{local:%Y-%m-%d %H:%M:%S}" in html
+    assert "3 min" in html
+    assert "timed out after 5 s" in html
+    assert "ongoing" in html
+
+
+def test_history_filters_by_status_and_pages(
+    admin_client, make_project, add_polls, now
+):
+    project = make_project()
+    add_polls(project, "ud" * 40, end=now)
+
+    down = admin_client.get(url(project, status="down"))
+    assert {p.status for p in down.context["history"]} == {"down"}
+    assert len(down.context["history"]) == 40
+
+    first = admin_client.get(url(project))
+    older = admin_client.get(url(project, before=first.context["next_before"]))
+    assert len(first.context["history"]) == 50
+    assert len(older.context["history"]) == 30
+    assert (
+        first.context["history"][-1].polled_at > older.context["history"][0].polled_at
+    )
+    assert "← Newest" in older.content.decode()
+
+
+def test_a_project_without_polls(admin_client, make_project):
+    html = admin_client.get(url(make_project())).content.decode()
+
+    assert "Not polled yet" in html
+    assert "No polls in this range." in html
+    assert "No outages in this range." in html
+
+
+def test_a_filter_that_cannot_match_skips_the_query(
+    admin_client, make_project, add_polls, now, django_assert_num_queries
+):
+    project = make_project()
+    add_polls(project, "dddd", end=now)
+
+    with django_assert_num_queries(7):
+        response = admin_client.get(url(project, status="up"))
+
+    assert response.context["history"] == []
+
+
+def test_the_page_costs_the_same_queries_for_few_or_many_polls(
+    admin_client, make_project, add_polls, now
+):
+    def queries(project) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert admin_client.get(url(project, range="7d")).status_code == 200
+        return len(captured)
+
+    idle = make_project()
+    busy = make_project()
+    add_polls(busy, "uudduduuuddd" * 100, end=now, every=MINUTE)
+
+    assert queries(idle) == queries(busy)
+    # Session, user, project, uptime (rollups and part-hours), chart,
+    # outages, history.
+    assert queries(busy) == 8
+
+
+def test_history_ignores_a_bad_cursor(admin_client, make_project, add_polls, now):
+    project = make_project()
+    add_polls(project, "uu", end=now)
+
+    response = admin_client.get(url(project, before="abc"))
+
+    assert len(response.context["history"]) == 2
+    assert re.search(r"Older", response.content.decode()) is None
