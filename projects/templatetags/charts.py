@@ -26,6 +26,8 @@ LEFT, RIGHT = 56, 712  # plot area, x
 TOP, BOTTOM = 12, 176  # plot area, y
 BAND_TOP, BAND_HEIGHT = 192, 24  # failed-polls band, y
 LABEL_GAP = 6
+# The slowest bucket stays clear of the top line.
+HEADROOM = 1.15
 # Named positions for the template, which cannot do arithmetic.
 PLOT = {
     "left": LEFT,
@@ -67,7 +69,7 @@ def response_chart(
     buckets: list[Bucket], time_range: TimeRange, now: datetime, interval_seconds: int
 ) -> dict:
     peak = max((b.max_ms or b.avg_ms or 0 for b in buckets), default=0)
-    scale = Scale(time_range.start(now), now, nice_ceiling(peak))
+    scale = Scale(time_range.start(now), now, nice_ceiling(peak * HEADROOM))
     width = timedelta(seconds=time_range.bucket_seconds)
     gap = width * GAP_FACTOR + timedelta(seconds=interval_seconds * GAP_FACTOR)
     return {
