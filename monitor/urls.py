@@ -6,5 +6,6 @@ admin.site.site_title = "Uptime monitor"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("poller/", include("polling.urls")),
     path("", include("projects.urls")),
 ]

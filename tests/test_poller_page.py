@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import pytest
+
+from django.urls import reverse
+
+from polling.health import Level, concurrency_level, task_queue_level
+
+URL = reverse("polling:poller")
+
+
+@pytest.mark.parametrize(
+    ("in_flight", "limit", "level"),
+    [
+        (0, 100, Level.HEALTHY),
+        (49, 100, Level.HEALTHY),
+        (50, 100, Level.WARNING),
+        (90, 100, Level.WARNING),
+        (91, 100, Level.CRITICAL),
+        (100, 100, Level.CRITICAL),
+    ],
+)
+def test_concurrency_levels(in_flight, limit, level):
+    assert concurrency_level(in_flight, limit) is level
+
+
+@pytest.mark.parametrize(
+    ("depth", "level"),
+    [
+        (0, Level.HEALTHY),
+        (99, Level.HEALTHY),
+        (100, Level.WARNING),
+        (500, Level.WARNING),
+        (501, Level.CRITICAL),
+    ],
+)
+def test_task_queue_levels(depth, level):
+    assert task_queue_level(depth) is level
+
+
+def test_it_needs_a_login(client, db):
+    response = client.get(URL)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("admin:login"))
+
+
+def test_it_shows_a_running_pollers_status(admin_client, running_poller):
+    running_poller.coordinator.scale_to(40)
+    page = admin_client.get(URL).content.decode()
+    assert "Projects polled" in page
+    assert "0 of 40" in page
+    assert "level-healthy" in page
+    assert "level-critical" not in page
+    assert '<meta http-equiv="refresh" content="30">' in page
+
+
+def test_it_says_plainly_when_the_poller_is_not_running(admin_client, settings):
+    settings.POLLER_CONTROL_URL = "http://127.0.0.1:9"
+    response = admin_client.get(URL)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "The poller is not running, or this site cannot reach it" in page
+    assert "python manage.py runpoller" in page
+    assert "http://127.0.0.1:9" in page
