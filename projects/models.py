@@ -22,13 +22,13 @@ class Status(models.TextChoices):
 
 class Project(models.Model):
     class Method(models.TextChoices):
-        GET = "GET"
-        HEAD = "HEAD"
-        POST = "POST"
-        PUT = "PUT"
-        PATCH = "PATCH"
-        DELETE = "DELETE"
-        OPTIONS = "OPTIONS"
+        GET = "GET", "GET"
+        HEAD = "HEAD", "HEAD"
+        POST = "POST", "POST"
+        PUT = "PUT", "PUT"
+        PATCH = "PATCH", "PATCH"
+        DELETE = "DELETE", "DELETE"
+        OPTIONS = "OPTIONS", "OPTIONS"
 
     class IntervalUnit(models.TextChoices):
         SECONDS = "seconds", "seconds"
