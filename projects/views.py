@@ -6,6 +6,8 @@ projects or polls there are; the queries live in projects.queries.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -13,7 +15,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.gzip import gzip_page
 
-from projects.models import Project, Status
+from projects.models import PollResult, Project, Status
 from projects.queries.heartbeats import latest_polls
 from projects.queries.history import poll_history
 from projects.queries.outages import OUTAGES_SHOWN, recent_outages
@@ -88,8 +90,8 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _history(
-    pk: int, since, status: str, before: int | None, uptime: Uptime
-) -> tuple[list, int | None]:
+    pk: int, since: datetime, status: str, before: int | None, uptime: Uptime
+) -> tuple[list[PollResult], int | None]:
     # The range's counts already say when a filter matches nothing; asking
     # anyway would scan every poll of the range for a match.
     up_polls = uptime.polls - uptime.failures

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 
 from django import template
 from django.utils import timezone
@@ -17,6 +17,8 @@ from projects.queries.overview import State
 from projects.queries.uptime import Uptime
 
 register = template.Library()
+
+STATUS_LABELS = dict(Status.choices)
 
 # Uptime at or above these reads as good or fair; below, as poor.
 GOOD_UPTIME = 99.9
@@ -89,9 +91,11 @@ def heartbeat_strip(heartbeats: list[Heartbeat], slots: int = HEARTBEATS) -> Saf
     Built in Python rather than in a template: a page of 50 projects has
     2,500 bars, and a template loop would be the slowest part of the page.
     """
+    zone = timezone.get_current_timezone()
     empty = '<span class="hb hb-none"></span>' * (slots - len(heartbeats))
     bars = "".join(
-        f'<span class="hb hb-{beat.status}" title="{escape(_tooltip(beat))}"></span>'
+        f'<span class="hb hb-{beat.status}" '
+        f'title="{escape(_tooltip(beat, zone))}"></span>'
         for beat in heartbeats
     )
     down = sum(beat.status == Status.DOWN for beat in heartbeats)
@@ -106,10 +110,12 @@ def heartbeat_strip(heartbeats: list[Heartbeat], slots: int = HEARTBEATS) -> Saf
     )
 
 
-def _tooltip(beat: Heartbeat) -> str:
-    when = timezone.localtime(beat.polled_at)
-    parts = [f"{when:%b %d %H:%M:%S}", Status(beat.status).label]
-    parts.append(str(beat.status_code) if beat.status_code else "no response")
+def _tooltip(beat: Heartbeat, zone: tzinfo) -> str:
+    parts = [
+        f"{beat.polled_at.astimezone(zone):%b %d %H:%M:%S}",
+        STATUS_LABELS[beat.status],
+        str(beat.status_code) if beat.status_code else "no response",
+    ]
     if beat.response_time_ms is not None:
         parts.append(f"{beat.response_time_ms} ms")
     if beat.error:
