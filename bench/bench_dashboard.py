@@ -352,9 +352,9 @@ def make_report(rows: list[dict]) -> str:
         "",
         f"- Machine: {os.cpu_count()} CPUs, {memory_gib():.0f} GiB RAM, "
         f"{platform.system()} {platform.release()}; {server_version()}; "
-        f"load average over the last 5 minutes {os.getloadavg()[1]:.1f}",
+        f"load average {os.getloadavg()[0]:.1f} over the last minute of timing",
         f"- Data: {data_summary()}",
-        f"- Command: `.venv/bin/python bench/bench_dashboard.py`; {REQUESTS} "
+        f"- Command: `.venv/bin/python {' '.join(sys.argv)}`; {REQUESTS} "
         f"requests per page through the Django test client (gzip accepted), "
         f"after {WARMUP} warm-up requests",
         "",
