@@ -26,6 +26,7 @@ from harness import (
     ProcessSample,
     TargetProcess,
     django_env,
+    free_port,
     fresh_database_url,
     machine,
     manage,
@@ -59,7 +60,12 @@ def create_projects(target: TargetProcess, count: int, interval: int, path: str)
 
 
 def run_poller(database_url: str, duration: float, max_concurrent: int) -> dict:
-    env = django_env(database_url, MIN_POLL_INTERVAL="1")
+    # Its own control port: the default one may belong to another poller.
+    env = django_env(
+        database_url,
+        MIN_POLL_INTERVAL="1",
+        POLLER_CONTROL_BIND=f"127.0.0.1:{free_port()}",
+    )
     started = time.monotonic()
     poller = subprocess.Popen(
         [

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import platform
+import resource
+import shutil
 import socket
 import subprocess
 import sys
@@ -25,20 +27,51 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def fresh_database_url(name: str) -> str:
-    """A new, empty database of the kind DATABASE_URL names (SQLite when
-    unset), dropped first if it exists."""
-    base = os.environ.get("DATABASE_URL", "")
-    if not base.startswith("postgres"):
+def is_postgres(database_url: str) -> bool:
+    return database_url.startswith("postgres")
+
+
+def fresh_database_url(
+    name: str, *, base: str | None = None, template: str | None = None
+) -> str:
+    """A new database of the kind `base` names (default: DATABASE_URL;
+    SQLite when unset), dropped first if it exists. Empty, or a copy of the
+    database at the URL `template`."""
+    base = os.environ.get("DATABASE_URL", "") if base is None else base
+    if not is_postgres(base):
         path = Path(tempfile.mkdtemp(prefix="bench-")) / f"{name}.sqlite3"
+        if template:
+            for suffix in ("", "-wal"):
+                source = Path(sqlite_path(template) + suffix)
+                if source.exists():
+                    shutil.copyfile(source, f"{path}{suffix}")
         return f"sqlite:///{path}"
+    server, _, _ = base.rpartition("/")
+    copy = f" TEMPLATE {template.rpartition('/')[2]}" if template else ""
+    with _postgres_admin(server) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {name}{copy}")
+    return f"{server}/{name}"
+
+
+def drop_database(database_url: str) -> None:
+    """Drop a database fresh_database_url() made (a SQLite file's folder)."""
+    if not is_postgres(database_url):
+        shutil.rmtree(Path(sqlite_path(database_url)).parent, ignore_errors=True)
+        return
+    server, _, name = database_url.rpartition("/")
+    with _postgres_admin(server) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def sqlite_path(database_url: str) -> str:
+    return database_url.removeprefix("sqlite:///")
+
+
+def _postgres_admin(server: str):
     import psycopg
 
-    server, _, _ = base.rpartition("/")
-    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        admin.execute(f"CREATE DATABASE {name}")
-    return f"{server}/{name}"
+    return psycopg.connect(f"{server}/postgres", autocommit=True)
 
 
 def django_env(database_url: str, **extra: str) -> dict[str, str]:
@@ -50,6 +83,13 @@ def django_env(database_url: str, **extra: str) -> dict[str, str]:
         "DATABASE_URL": database_url,
         **extra,
     }
+
+
+def raise_open_files_limit() -> None:
+    """Let this process and its children open as many sockets as allowed:
+    thousands of connections are the point of the benchmarks."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def manage(database_url: str, *args: str) -> None:
@@ -114,6 +154,7 @@ class ProcessSample:
     pid: int
     cpu_seconds: float = 0.0
     peak_rss_mb: float = 0.0
+    peak_threads: int = 0
     samples: list[float] = field(default_factory=list)
 
     def read(self) -> None:
@@ -122,6 +163,16 @@ class ProcessSample:
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
                 self.peak_rss_mb = int(line.split()[1]) / 1024
+            elif line.startswith("Threads:"):
+                self.peak_threads = max(self.peak_threads, int(line.split()[1]))
+
+
+def machine_cpu_seconds() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far, all cores
+    added up: two readings give the machine's load in between."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split()[1:9]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields) - idle) / CLOCK_TICKS, sum(fields) / CLOCK_TICKS
 
 
 def machine() -> str:

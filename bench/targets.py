@@ -8,7 +8,8 @@ target costs the machine little next to the poller under test. Routes:
     /ok                 200
     /status/<code>      that status
     /delay/<ms>         200 after that many milliseconds
-    /hang               never answers (until the client gives up)
+    /hang               never answers; the connection ends when the client
+                        gives up (a hung poll holds nothing afterwards)
     /__stats            JSON: {"requests": <count so far>}  (not counted)
 
 HTTP/1.1 with keep-alive; bodies of requests are read and ignored.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 
 REASONS = {200: "OK", 204: "No Content", 404: "Not Found", 500: "Server Error"}
@@ -35,7 +37,11 @@ class Target:
                 length = _content_length(head)
                 if length:
                     await reader.readexactly(length)
-                status, body = await self.answer(path.decode())
+                answer = await self.answer(path.decode())
+                if answer is None:
+                    await _until_closed(reader)
+                    break
+                status, body = answer
                 writer.write(_response(status, body, head_only=method == b"HEAD"))
                 await writer.drain()
         except (
@@ -47,7 +53,8 @@ class Target:
         finally:
             writer.close()
 
-    async def answer(self, path: str) -> tuple[int, bytes]:
+    async def answer(self, path: str) -> tuple[int, bytes] | None:
+        """The status and body to send, or None to hang."""
         route = path.partition("?")[0]
         if route == "/__stats":
             return 200, json.dumps({"requests": self.requests}).encode()
@@ -59,8 +66,15 @@ class Target:
             await asyncio.sleep(int(parts[1]) / 1000)
             return 200, b"late"
         if parts[0] == "hang":
-            await asyncio.sleep(3600)
+            return None
         return 200, b"ok"
+
+
+async def _until_closed(reader: asyncio.StreamReader) -> None:
+    """Wait (at most an hour) until the client closes its end."""
+    with contextlib.suppress(TimeoutError):
+        while await asyncio.wait_for(reader.read(65536), 3600):
+            pass
 
 
 def _content_length(head: bytes) -> int:
