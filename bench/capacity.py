@@ -1,0 +1,212 @@
+"""Capacity benchmark: how many projects one runpoller keeps on time.
+
+    .venv/bin/python bench/capacity.py \\
+        --db sqlite --db postgres://postgres@127.0.0.1:5432/postgres
+
+Starts nginx (the fast target) and bench/targets.py (1 s responses and
+hanging requests) on 127.0.0.1, then for each database runs every scenario
+in a fresh copy of a migrated database: `manage.py runpoller` against N
+projects, the seed-style naive poller, and the result writer alone; once,
+the bare httpx loop. It prints a markdown table and the verdicts against
+issue #6's targets, and appends them to docs/BENCHMARKS.md.
+
+    --only fast-30k,sat     run the scenarios named, or starting with these
+    --quick                 a smoke run: N / 20, intervals / 6, 15 s windows;
+                            nothing is appended unless --append is given
+    --duration S            measured seconds per scenario, overriding all
+
+See docs/BENCHMARKS.md ("Capacity") for what each column means. A full run
+takes about 40 minutes per database; run it on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shlex
+import subprocess
+import sys
+import traceback
+from datetime import UTC, datetime
+from pathlib import Path
+
+from harness import (
+    ROOT,
+    TargetProcess,
+    drop_database,
+    fresh_database_url,
+    is_postgres,
+    machine,
+    manage,
+    raise_open_files_limit,
+)
+from nginx import NginxTarget
+from report import Result, publish, section
+from runs import Targets, run_bare, run_engine, run_naive, run_writer
+from scenarios import Scenario, pick
+
+DOCS = ROOT / "docs" / "BENCHMARKS.md"
+TEMPLATE_DB = "monitor_bench_capacity_template"
+RUN_DB = "monitor_bench_capacity_run"
+QUICK_MEASURE_SECONDS = 15
+
+
+def main() -> None:
+    args = parse_args()
+    raise_open_files_limit()
+    scenarios = chosen_scenarios(args)
+    results: list[Result] = []
+    writer: list[dict] = []
+    with (
+        NginxTarget(workers=args.nginx_workers) as nginx,
+        TargetProcess() as slow,
+    ):
+        targets = Targets(nginx, slow)
+        for scenario in (s for s in scenarios if s.kind == "bare"):
+            results.append(guarded(run_bare, scenario, "-", targets))
+        in_database = [s for s in scenarios if s.kind != "bare"]
+        for database in args.db if in_database else []:
+            run_database(database, in_database, targets, results, writer)
+    text = section(results, writer, title=title(args), preamble=preamble(args))
+    print(f"\n{text}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(raw(results, writer), indent=1))
+    if args.append or not args.quick:
+        publish(Path(args.append or DOCS), text)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--db",
+        action="append",
+        help="database URL, or 'sqlite' (repeatable; default DATABASE_URL or sqlite)",
+    )
+    parser.add_argument("--only", help="comma-separated scenario names or prefixes")
+    parser.add_argument("--quick", action="store_true", help="a short smoke run")
+    parser.add_argument("--duration", type=float, help="measured seconds, each")
+    parser.add_argument("--nginx-workers", type=int, default=1)
+    parser.add_argument("--append", metavar="FILE", help=f"default {DOCS}")
+    parser.add_argument("--json", metavar="FILE", help="also save raw numbers")
+    args = parser.parse_args()
+    default = os.environ.get("DATABASE_URL") or "sqlite"
+    args.db = [("" if db == "sqlite" else db) for db in (args.db or [default])]
+    return args
+
+
+def chosen_scenarios(args: argparse.Namespace) -> list[Scenario]:
+    scenarios = pick(args.only.split(",") if args.only else None)
+    if args.quick:
+        return [s.quick(args.duration or QUICK_MEASURE_SECONDS) for s in scenarios]
+    if args.duration:
+        return [dataclasses.replace(s, measure=args.duration) for s in scenarios]
+    return scenarios
+
+
+def run_database(database, scenarios, targets, results, writer) -> None:
+    label = "PostgreSQL" if is_postgres(database) else "SQLite (WAL)"
+    template = fresh_database_url(TEMPLATE_DB, base=database)
+    try:
+        manage(template, "migrate", "--noinput")
+        for scenario in scenarios:
+            url = fresh_database_url(RUN_DB, base=database, template=template)
+            try:
+                if scenario.kind == "writer":
+                    writer.append(guarded(run_writer, scenario, label, url, targets))
+                else:
+                    runner = run_engine if scenario.kind == "engine" else run_naive
+                    results.append(guarded(runner, scenario, label, url, targets))
+            finally:
+                drop_database(url)
+    finally:
+        drop_database(template)
+
+
+def guarded(runner, scenario: Scenario, label: str, *args):
+    """Run one scenario; a failure becomes a row saying so, and the run
+    goes on to the next scenario."""
+    print(f"== {label} {scenario.name}", file=sys.stderr, flush=True)
+    try:
+        return runner(scenario, label, *args)
+    except Exception as error:
+        traceback.print_exc()
+        if scenario.kind == "writer":
+            return {"database": label, "error": str(error)}
+        return Result(scenario, label, "failed", extra={"error": str(error)})
+
+
+# The report
+
+
+def title(args: argparse.Namespace) -> str:
+    when = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
+    return f"Capacity run {when}" + (" (smoke run, --quick)" if args.quick else "")
+
+
+def preamble(args: argparse.Namespace) -> list[str]:
+    command = shlex.join([_relative(sys.executable), *sys.argv])
+    lines = [
+        f"- machine: {machine()}, {_cpu_model()}",
+        f"- databases: {_database_versions(args.db)}",
+        f"- command: `{command}`",
+        f"- nginx {args.nginx_workers} worker(s); git {_git_head()}",
+    ]
+    if args.quick:
+        lines.append("- a smoke run: small N, short windows; not evidence either way")
+    return lines
+
+
+def _relative(path: str) -> str:
+    try:
+        return str(Path(path).relative_to(ROOT))
+    except ValueError:
+        return path
+
+
+def _cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.partition(":")[2].strip()
+    return "unknown CPU"
+
+
+def _database_versions(databases: list[str]) -> str:
+    import sqlite3
+
+    versions = []
+    for database in databases:
+        if is_postgres(database):
+            import psycopg
+
+            with psycopg.connect(database) as connection:
+                version = connection.execute("SHOW server_version").fetchone()[0]
+            versions.append(f"PostgreSQL {version}")
+        else:
+            versions.append(f"SQLite {sqlite3.sqlite_version} (WAL)")
+    return ", ".join(versions)
+
+
+def _git_head() -> str:
+    head = subprocess.run(
+        ["git", "log", "-1", "--format=%h %s"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "polling", "projects", "monitor"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return f"`{head}`" + (" (engine has uncommitted changes)" if dirty else "")
+
+
+def raw(results: list[Result], writer: list[dict]) -> dict:
+    def plain(result: Result) -> dict:
+        return {**dataclasses.asdict(result), "scenario": result.scenario.name}
+
+    return {"results": [plain(r) for r in results], "writer": writer}
+
+
+if __name__ == "__main__":
+    main()

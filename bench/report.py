@@ -1,0 +1,251 @@
+"""The capacity benchmark's results: the markdown table, the checks against
+issue #6's targets, and the section appended to docs/BENCHMARKS.md."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scenarios import Scenario
+
+# The harness inserts each run's section just above this line.
+RESULTS_MARKER = "<!-- capacity-results: bench/capacity.py inserts new runs above -->"
+LAG_LIMIT_MS = 1000
+RSS_LIMIT_MB = 300
+SCHEDULED_LIMIT_S = 10
+EFFICIENCY = 0.7
+WRITER_FACTOR = 2
+
+
+@dataclass
+class Result:
+    """One scenario's numbers; None where a number does not apply."""
+
+    scenario: Scenario
+    database: str
+    concurrency: int | str
+    polls_per_s: float | None = None
+    missed_status: int | None = None
+    missed_db: int | None = None
+    lag_status: tuple = (None, None, None)  # p50, worst p99, max (ms)
+    lag_db: tuple = (None, None, None)  # p50, p99, max (ms)
+    polls: int | None = None
+    rows: int | None = None
+    target_got: int | None = None
+    cpu_percent: float | None = None
+    machine_cpu_percent: float | None = None
+    peak_rss_mb: float | None = None
+    scheduled_s: float | None = None
+    first_polls_done_s: float | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def table(results: list[Result]) -> str:
+    rows = [_cells(r) for r in results]
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    lines += ["| " + " | ".join(row.values()) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _cells(r: Result) -> dict[str, str]:
+    s = r.scenario
+    return {
+        "scenario": s.name + (" (failed)" if "error" in r.extra else ""),
+        "database": r.database,
+        "projects": f"{s.projects:,}" if s.projects else "-",
+        "interval": f"{s.interval} s" if s.projects else "-",
+        "concurrency": str(r.concurrency),
+        "wanted/s": _num(s.wanted_polls_per_s or None),
+        "polls/s": _num(r.polls_per_s),
+        "missed (status / DB)": f"{_num(r.missed_status)} / {_num(r.missed_db)}",
+        "lag p50 / p99 / max (status)": _lag(r.lag_status),
+        "lag p50 / p99 / max (DB)": _lag(r.lag_db),
+        "polls / rows / target got": (
+            f"{_num(r.polls)} / {_num(r.rows)} / {_num(r.target_got)}"
+        ),
+        "CPU": _num(r.cpu_percent, " %"),
+        "machine CPU": _num(r.machine_cpu_percent, " %"),
+        "peak RSS": _num(r.peak_rss_mb, " MB"),
+        "scheduled after": _num(r.scheduled_s, " s", 1),
+        "all first polls done after": _num(r.first_polls_done_s, " s", 1),
+    }
+
+
+def _num(value, unit: str = "", digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}{unit}"
+
+
+def _lag(lag: tuple) -> str:
+    if lag[0] is None:
+        return "-"
+    return " / ".join(_num(v) for v in lag) + " ms"
+
+
+# Checks against the issue's targets
+
+
+def checks(results: list[Result], writer: list[dict]) -> list[str]:
+    lines = []
+    for r in results:
+        lines += _scenario_checks(r)
+    lines += _efficiency_checks(results)
+    for ceiling in (w for w in writer if "error" not in w):
+        wanted = 30_000 / 60
+        rate = ceiling["rows_per_s"]
+        lines.append(
+            _verdict(
+                rate >= WRITER_FACTOR * wanted,
+                f"{ceiling['database']} writer: {rate:,.0f} rows/s "
+                f"≥ {WRITER_FACTOR} x {wanted:.0f} polls/s",
+            )
+        )
+    return lines
+
+
+def _scenario_checks(r: Result) -> list[str]:
+    name = f"{r.database} {r.scenario.name}"
+    if r.scenario.kind != "engine" or r.scenario.saturation:
+        return []
+    worst_p99 = max(
+        (v for v in (r.lag_status[1], r.lag_db[1]) if v is not None), default=None
+    )
+    lines = [
+        _verdict(
+            worst_p99 is not None and worst_p99 < LAG_LIMIT_MS,
+            f"{name}: lag p99 {_num(worst_p99)} ms < {LAG_LIMIT_MS} ms",
+        ),
+        _verdict(
+            r.missed_db == 0 and not r.missed_status,
+            f"{name}: missed polls {_num(r.missed_status)} (status) "
+            f"/ {_num(r.missed_db)} (DB) = 0",
+        ),
+        _verdict(
+            r.polls is not None and r.polls == r.rows == r.target_got,
+            f"{name}: every poll written and seen by the target "
+            f"({_num(r.polls)} / {_num(r.rows)} / {_num(r.target_got)})",
+        ),
+    ]
+    if r.scenario.name == "fast-30k":
+        wanted = r.scenario.wanted_polls_per_s
+        lines.append(
+            _verdict(
+                (r.polls_per_s or 0) >= 0.99 * wanted,
+                f"{name}: {_num(r.polls_per_s)} polls/s sustained "
+                f"(wanted {wanted:,.0f}; ≥ 99 % counts, for the window's edges)",
+            )
+        )
+    if r.scenario.name == "fast-50k":
+        lines += _fifty_thousand_checks(name, r)
+    return lines
+
+
+def _fifty_thousand_checks(name: str, r: Result) -> list[str]:
+    late = r.extra.get("late_first", 0) + r.extra.get("never_polled", 0)
+    return [
+        _verdict(
+            (r.peak_rss_mb or 0) < RSS_LIMIT_MB,
+            f"{name}: peak RSS {_num(r.peak_rss_mb)} MB < {RSS_LIMIT_MB} MB",
+        ),
+        _verdict(
+            r.scheduled_s is not None and r.scheduled_s < SCHEDULED_LIMIT_S,
+            f"{name}: scheduled {_num(r.scheduled_s, ' s', 1)} after the process "
+            f"started (< {SCHEDULED_LIMIT_S} s)",
+        ),
+        _verdict(
+            late == 0,
+            f"{name}: {late} projects whose first poll was not done "
+            "within their first interval",
+        ),
+    ]
+
+
+def _efficiency_checks(results: list[Result]) -> list[str]:
+    bare = {r.concurrency: r.polls_per_s for r in results if r.scenario.kind == "bare"}
+    lines = []
+    for database in dict.fromkeys(r.database for r in results):
+        rates = {
+            r.concurrency: r.polls_per_s
+            for r in results
+            if r.database == database and r.scenario.saturation and r.polls_per_s
+        }
+        for concurrency, polls in rates.items():
+            if bare.get(concurrency):
+                share = polls / bare[concurrency]
+                lines.append(
+                    _verdict(
+                        share >= EFFICIENCY,
+                        f"{database} saturated at {concurrency}: {polls:,.0f} "
+                        f"polls/s = {share:.2f} x the bare httpx loop at "
+                        f"{concurrency} (≥ {EFFICIENCY})",
+                    )
+                )
+        if len(rates) > 1:
+            low, high = min(rates), max(rates)
+            lines.append(
+                _verdict(
+                    rates[high] >= EFFICIENCY * rates[low],
+                    f"{database} saturated at {high}: {rates[high] / rates[low]:.2f} "
+                    f"x its rate at {low} (≥ {EFFICIENCY})",
+                )
+            )
+    return lines
+
+
+def _verdict(ok: bool, text: str) -> str:
+    return f"- {'PASS' if ok else 'FAIL'} {text}"
+
+
+# The published section
+
+
+def writer_table(writer: list[dict]) -> str:
+    lines = [
+        "| database | projects | rows | rows/s | batch p50 | batch p99 |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {w['database']} | {w['projects']:,} | {w['rows']:,} | "
+        f"{w['rows_per_s']:,.0f} | {w['batch_p50_ms']:.0f} ms | "
+        f"{w['batch_p99_ms']:.0f} ms |"
+        if "error" not in w
+        else f"| {w['database']} | failed: {w['error'][:200]} | | | | |"
+        for w in writer
+    ]
+    return "\n".join(lines)
+
+
+def section(results, writer, *, title: str, preamble: list[str]) -> str:
+    parts = [f"#### {title}", "", *preamble, ""]
+    if results:
+        parts += [table(results), ""]
+    if writer:
+        parts += [
+            "Result writer ceiling (`DatabaseResultStore.save()` alone, "
+            "batches of 500):",
+            "",
+            writer_table(writer),
+            "",
+        ]
+    failures = [
+        f"- {r.database} {r.scenario.name} failed: {r.extra['error'][:300]}"
+        for r in results
+        if "error" in r.extra
+    ]
+    if failures:
+        parts += ["Failed scenarios:", "", *failures, ""]
+    verdicts = checks(results, writer)
+    if verdicts:
+        parts += ["Against the targets of issue #6:", "", *verdicts, ""]
+    return "\n".join(parts)
+
+
+def publish(path: Path, text: str) -> None:
+    """Insert above the results marker, or append when there is none."""
+    current = path.read_text() if path.exists() else ""
+    if RESULTS_MARKER in current:
+        head, _, tail = current.partition(RESULTS_MARKER)
+        path.write_text(f"{head}{text}\n{RESULTS_MARKER}{tail}")
+    else:
+        path.write_text(f"{current.rstrip()}\n\n{text}\n" if current else f"{text}\n")

@@ -1,0 +1,188 @@
+"""The capacity benchmark's runs: one function per kind of scenario, each
+returning its numbers. bench/capacity.py calls them in turn."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+import time
+
+from harness import ROOT, ProcessSample, TargetProcess, django_env, machine_cpu_seconds
+from nginx import NginxTarget
+from poller_run import PollerRun
+from report import Result
+from scenarios import HANG_EVERY, SLOW_DELAY_MS, Scenario
+
+BENCH = ROOT / "bench"
+
+
+@dataclasses.dataclass
+class Targets:
+    fast: NginxTarget
+    slow: TargetProcess
+
+    def requests(self) -> int:
+        return self.fast.requests() + self.slow.requests()
+
+    def project_urls(self, scenario: Scenario) -> list[str]:
+        """capacity_db.py prepare's URL arguments for the scenario."""
+        if scenario.target == "slow":
+            return ["--url", self.slow.url(f"/delay/{SLOW_DELAY_MS}")]
+        urls = ["--url", self.fast.url("/ok")]
+        if scenario.target == "mixed":
+            urls += ["--hang-url", self.slow.url("/hang")]
+            urls += ["--hang-every", str(HANG_EVERY)]
+        return urls
+
+
+def run_engine(scenario, label, url, targets: Targets) -> Result:
+    prepare(url, scenario, targets)
+    concurrency = scenario.max_concurrent()
+    before = targets.requests()
+    run = PollerRun(url, projects=scenario.projects, max_concurrent=concurrency)
+    report = run.run(warmup=scenario.warmup, measure=scenario.measure)
+    got = targets.requests() - before
+    back = readback(url, report.started_at, report.stopped_at)
+    final = report.final_status()
+    if report.exit_code != 0 or not report.summary:
+        print("\n".join(report.log_tail), file=sys.stderr)
+    return Result(
+        scenario,
+        label,
+        concurrency,
+        polls_per_s=back["polls_per_s"],
+        missed_status=final.get("skipped_ticks"),
+        missed_db=back["missed"],
+        lag_status=report.lag_ms(),
+        lag_db=(None, None, None) if scenario.saturation else _lag(back),
+        polls=final.get("polls_total"),
+        rows=back["rows"],
+        target_got=got,
+        cpu_percent=report.cpu_percent,
+        machine_cpu_percent=report.machine_cpu_percent,
+        peak_rss_mb=report.peak_rss_mb,
+        scheduled_s=report.scheduled_s,
+        first_polls_done_s=back["first_polls_done_s"],
+        extra={**back, "exit_code": report.exit_code, "status": final},
+    )
+
+
+def _lag(back: dict) -> tuple:
+    return back["lag_p50_ms"], back["lag_p99_ms"], back["lag_max_ms"]
+
+
+def run_naive(scenario, label, url, targets: Targets) -> Result:
+    prepare(url, scenario, targets)
+    before = targets.requests()
+    seconds = scenario.warmup + scenario.measure
+    command = ["naive", "--database-url", url, "--seconds", str(seconds)]
+    out, sample = measured_reference(command, warmup=scenario.warmup)
+    got = targets.requests() - before
+    back = readback(url, out["started_at"], out["stopped_at"])
+    return Result(
+        scenario,
+        label,
+        f"{out['threads']:,} threads",
+        polls_per_s=back["polls_per_s"],
+        missed_db=back["missed"],
+        lag_status=(out["lag_p50_ms"], out["lag_p99_ms"], out["lag_max_ms"]),
+        polls=out["polls"],
+        rows=back["rows"],
+        target_got=got,
+        first_polls_done_s=back["first_polls_done_s"],
+        extra={**back, **out},
+        **sample,
+    )
+
+
+def run_bare(scenario, label, targets: Targets) -> Result:
+    before = targets.fast.requests()
+    threads = scenario.concurrency
+    command = ["bare", "--url", targets.fast.url("/ok"), "--threads", str(threads)]
+    out, sample = measured_reference([*command, "--seconds", str(scenario.measure)])
+    return Result(
+        scenario,
+        label,
+        threads,
+        polls_per_s=out["requests"] / out["seconds"],
+        polls=out["requests"],
+        target_got=targets.fast.requests() - before,
+        extra=out,
+        **sample,
+    )
+
+
+def run_writer(scenario, label, url, targets: Targets) -> dict:
+    prepare(url, scenario, targets)
+    ceiling = db_step(url, "writer-ceiling", "--seconds", str(scenario.measure))
+    return {"database": label, **ceiling}
+
+
+# Helpers
+
+
+def prepare(url: str, scenario: Scenario, targets: Targets) -> None:
+    db_step(
+        url,
+        "prepare",
+        "--projects",
+        str(scenario.projects),
+        "--interval",
+        str(scenario.interval),
+        "--timeout",
+        str(scenario.timeout),
+        *targets.project_urls(scenario),
+    )
+
+
+def readback(url: str, started: float, stopped: float) -> dict:
+    return db_step(
+        url, "readback", "--started", str(started), "--stopped", str(stopped)
+    )
+
+
+def db_step(url: str, *args: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "capacity_db.py"), *args],
+        env=django_env(url),
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"capacity_db.py {args[0]} failed:\n{done.stderr}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def measured_reference(command: list[str], *, warmup: float = 0) -> tuple[dict, dict]:
+    """Run bench/references.py; returns its JSON and its CPU %, machine CPU
+    % (both after `warmup`) and peak RSS."""
+    process = subprocess.Popen(
+        [sys.executable, str(BENCH / "references.py"), *command],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    sample, started = ProcessSample(process.pid), time.monotonic()
+    marks = None
+    while process.poll() is None:
+        try:
+            sample.read()
+        except FileNotFoundError:
+            break
+        if marks is None and time.monotonic() - started >= warmup:
+            marks = (time.monotonic(), sample.cpu_seconds, machine_cpu_seconds()[0])
+        time.sleep(0.5)
+    out, _ = process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"references.py {command[0]} failed ({process.returncode})")
+    window = time.monotonic() - marks[0] if marks else 0
+    return json.loads(out.splitlines()[-1]), {
+        "cpu_percent": 100 * (sample.cpu_seconds - marks[1]) / window
+        if window
+        else None,
+        "machine_cpu_percent": (
+            100 * (machine_cpu_seconds()[0] - marks[2]) / window if window else None
+        ),
+        "peak_rss_mb": sample.peak_rss_mb,
+    }

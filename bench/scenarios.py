@@ -1,0 +1,124 @@
+"""The capacity benchmark's scenarios, one table row each, and the sizing
+rule that sets the concurrency of the slow and mixed ones."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+# Mean response time of each target kind, in seconds, for the sizing rule.
+MEAN_RESPONSE_SECONDS = {"fast": 0.002, "slow": 1.0}
+SLOW_DELAY_MS = 1000
+HANG_EVERY = 20  # mixed: one project in 20 (5 %) hangs until its timeout
+HEADROOM = 1.25  # run below saturation: queueing grows without bound at 100 %
+DEFAULT_CONCURRENCY = 100  # MAX_CONCURRENT_HTTP's default
+QUICK_PROJECTS_DIVISOR = 20
+QUICK_INTERVAL_DIVISOR = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    kind: str  # "engine", "naive", "bare" or "writer"
+    projects: int = 0
+    interval: int = 60  # seconds
+    target: str = "fast"  # "fast", "slow" (1 s responses) or "mixed"
+    concurrency: int | None = None  # None: the sizing rule
+    measure: float = 120  # seconds measured after the first polls' spread
+    # Demand beyond capacity on purpose: polls/s is the ceiling, and ticks
+    # are missed by design.
+    saturation: bool = False
+
+    @property
+    def wanted_polls_per_s(self) -> float:
+        return self.projects / self.interval if self.projects else 0.0
+
+    @property
+    def timeout(self) -> int:
+        """Each project's timeout: 10 s, but shorter than the interval."""
+        return min(10, max(self.interval // 2, 1))
+
+    @property
+    def failure_share(self) -> float:
+        return 1 / HANG_EVERY if self.target == "mixed" else 0.0
+
+    @property
+    def warmup(self) -> float:
+        """First polls are spread over min(interval, 60 s)."""
+        return min(self.interval, 60)
+
+    def max_concurrent(self) -> int:
+        if self.concurrency is not None:
+            return self.concurrency
+        return sized_concurrency(
+            self.wanted_polls_per_s,
+            mean_response=MEAN_RESPONSE_SECONDS[
+                "slow" if self.target == "slow" else "fast"
+            ],
+            failure_share=self.failure_share,
+            timeout=self.timeout,
+        )
+
+    def quick(self, measure: float) -> Scenario:
+        """A smaller, shorter version for a smoke run."""
+        return replace(
+            self,
+            projects=max(self.projects // QUICK_PROJECTS_DIVISOR, 20)
+            if self.projects
+            else 0,
+            interval=max(self.interval // QUICK_INTERVAL_DIVISOR, 1),
+            measure=measure,
+        )
+
+
+def sized_concurrency(
+    polls_per_s: float, *, mean_response: float, failure_share: float, timeout: float
+) -> int:
+    """The sizing rule, with headroom, rounded up to a multiple of 10:
+
+    concurrency ≈ polls/s x mean response time
+                  + polls/s x failure share x timeout
+    """
+    needed = polls_per_s * mean_response + polls_per_s * failure_share * timeout
+    return max(math.ceil(needed * HEADROOM / 10) * 10, 10)
+
+
+def _engine(name: str, projects: int, **options) -> Scenario:
+    return Scenario(name, "engine", projects, **options)
+
+
+_SATURATED = {"saturation": True, "measure": 60}
+SCENARIOS = [
+    _engine("fast-1k", 1_000, concurrency=DEFAULT_CONCURRENCY),
+    _engine("fast-10k", 10_000, concurrency=DEFAULT_CONCURRENCY),
+    _engine("fast-30k", 30_000, concurrency=DEFAULT_CONCURRENCY, measure=300),
+    _engine("fast-50k", 50_000, concurrency=DEFAULT_CONCURRENCY),
+    _engine("slow-10k", 10_000, target="slow"),
+    _engine("mixed-30k", 30_000, target="mixed", measure=180),
+    # Saturation: 3,000 polls/s wanted, more than one process can make.
+    _engine("sat-50", 30_000, interval=10, concurrency=50, **_SATURATED),
+    _engine("sat-200", 30_000, interval=10, concurrency=200, **_SATURATED),
+    _engine("sat-500", 30_000, interval=10, concurrency=500, **_SATURATED),
+    Scenario("bare-50", "bare", concurrency=50, measure=30),
+    Scenario("bare-200", "bare", concurrency=200, measure=30),
+    Scenario("bare-500", "bare", concurrency=500, measure=30),
+    Scenario("naive-1k", "naive", 1_000, measure=90),
+    Scenario("naive-10k", "naive", 10_000, measure=90),
+    Scenario("writer", "writer", 30_000, measure=30),
+]
+
+
+def pick(names: list[str] | None) -> list[Scenario]:
+    """The scenarios named, or in a group named, in `names` (e.g.
+    "fast-30k", "sat", "naive"); all of them when None."""
+    if not names:
+        return list(SCENARIOS)
+    chosen = [s for s in SCENARIOS if any(_named(s, n) for n in names)]
+    unknown = [n for n in names if not any(_named(s, n) for s in SCENARIOS)]
+    if unknown:
+        raise ValueError(f"unknown scenarios: {', '.join(unknown)}")
+    return chosen
+
+
+def _named(scenario: Scenario, name: str) -> bool:
+    return scenario.name == name or scenario.name.startswith(f"{name}-")
