@@ -12,6 +12,7 @@ from polling.coordinator import Coordinator
 from polling.store import target_from_project
 from polling.types import RunState
 from projects.models import PollResult, Project
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,13 +31,6 @@ def make_projects(server, count: int, *, path: str = "/ok", interval: int = 1):
         for i in range(count)
     )
     return list(Project.objects.order_by("pk"))
-
-
-def wait_until(condition, *, timeout: float = 10, step: float = 0.05) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(step)
 
 
 @pytest.fixture

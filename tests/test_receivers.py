@@ -12,6 +12,7 @@ import pytest
 from django.urls import reverse
 
 from projects.models import PollResult, Project
+from tests.waiting import wait_until
 
 ADD_URL = reverse("admin:projects_project_add")
 LIST_URL = reverse("admin:projects_project_changelist")
@@ -36,13 +37,6 @@ def form(server, path: str = "/ok", **changes) -> dict:
         "enabled": "on",
         **changes,
     }
-
-
-def wait_until(condition, *, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "not within the time allowed"
-        time.sleep(0.02)
 
 
 def polls_stop(project_id: int) -> None:

@@ -15,6 +15,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from projects.models import PollResult, Project
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,13 +33,6 @@ def add_projects(server, count: int, path: str) -> None:
         )
         for i in range(count)
     )
-
-
-def wait_until(condition, *, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
 
 
 def test_it_runs_until_sigterm_and_prints_a_summary(target_server):
