@@ -59,12 +59,14 @@ def nginx_binary() -> Path:
 
 def _extract_debian_package(into: Path) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        subprocess.run(
-            ["apt-get", "download", "nginx"],
-            cwd=folder,
-            check=True,
-            capture_output=True,
+        download = subprocess.run(
+            ["apt-get", "download", "nginx"], cwd=folder, capture_output=True, text=True
         )
+        if download.returncode != 0:
+            raise RuntimeError(
+                "nginx is not installed and `apt-get download nginx` failed "
+                f"(try `apt-get update` first):\n{download.stderr}"
+            )
         package = next(Path(folder).glob("nginx_*.deb"))
         into.mkdir(parents=True, exist_ok=True)
         subprocess.run(["dpkg-deb", "-x", str(package), str(into)], check=True)
