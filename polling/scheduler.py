@@ -112,22 +112,20 @@ class Scheduler:
             for project_id in removed:
                 del self._targets[project_id]
                 self._due.remove(project_id)
-            new_ids = sorted(pid for pid in wanted if pid not in self._targets)
-            updated = sum(
-                1
-                for pid, target in wanted.items()
-                if pid in self._targets and self._targets[pid] != target
+            known = [t for pid, t in wanted.items() if pid in self._targets]
+            new = sorted(
+                (t for pid, t in wanted.items() if pid not in self._targets),
+                key=lambda target: target.project_id,
             )
+            updated = sum(1 for t in known if self._targets[t.project_id] != t)
             now = self._clock()
-            for rank, project_id in enumerate(new_ids):
-                target = wanted[project_id]
+            for target in known:
+                self._put_target(target, first_due=now)
+            for rank, target in enumerate(new):
                 window = min(target.interval_seconds, self._spread_seconds)
-                self._put_target(target, first_due=now + window * rank / len(new_ids))
-            for project_id, target in wanted.items():
-                if project_id not in new_ids:
-                    self._put_target(target, first_due=now)
+                self._put_target(target, first_due=now + window * rank / len(new))
         self.wakeup()
-        return ReloadSummary(added=len(new_ids), updated=updated, removed=len(removed))
+        return ReloadSummary(added=len(new), updated=updated, removed=len(removed))
 
     def poll_finished(self, project_id: int) -> None:
         """Called by the executor once a poll's outcome exists."""

@@ -49,6 +49,7 @@ def test_it_runs_until_sigterm_and_prints_a_summary(target_server):
     signal_when_polled.join()
     assert "Stopping: finishing polls in flight" in out.getvalue()
     assert "Stopped. 5 projects" in out.getvalue()
+    assert "queued polls were not started" in out.getvalue()
     assert PollResult.objects.count() == target_server.count("/ok")
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 

@@ -65,7 +65,10 @@ class Command(BaseCommand):
         finally:
             for signum, handler in previous_handlers.items():
                 signal.signal(signum, handler)
-        return "Stopped. " + status_line(coordinator.status())
+        return (
+            f"Stopped. {status_line(coordinator.status())}; "
+            f"{coordinator.dropped_at_stop} queued polls were not started"
+        )
 
 
 def _control_server(coordinator: Coordinator) -> ControlServer:
