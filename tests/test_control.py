@@ -8,6 +8,7 @@ import pytest
 
 from polling import control
 from projects.models import PollResult, Project
+from tests.factories import quick_projects
 
 TOKEN = "tests-only-control-token"
 
@@ -23,18 +24,7 @@ def api(running_poller):
 
 
 def make_project(server, *, path: str = "/ok", interval: int = 1) -> Project:
-    """A project the poller has not heard of: bulk_create sends no signal."""
-    [project] = Project.objects.bulk_create(
-        [
-            Project(
-                name=f"p-{path}-{time.monotonic_ns()}",
-                url=server.url(path),
-                interval=interval,
-                interval_unit="seconds",
-                timeout_seconds=1,
-            )
-        ]
-    )
+    [project] = quick_projects(server, 1, path=path, interval=interval, timeout=1)
     return project
 
 

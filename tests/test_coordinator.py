@@ -12,24 +12,14 @@ from polling.coordinator import Coordinator
 from polling.store import target_from_project
 from polling.types import RunState
 from projects.models import PollResult, Project
+from tests.factories import quick_projects
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def make_projects(server, count: int, *, path: str = "/ok", interval: int = 1):
-    """Projects with intervals below MIN_POLL_INTERVAL: bulk_create skips
-    validation, so the tests can run many polls in a few seconds."""
-    Project.objects.bulk_create(
-        Project(
-            name=f"p{i}",
-            url=server.url(f"{path}?p={i}"),
-            interval=interval,
-            interval_unit="seconds",
-            timeout_seconds=2,
-        )
-        for i in range(count)
-    )
+    quick_projects(server, count, path=path, interval=interval)
     return list(Project.objects.order_by("pk"))
 
 

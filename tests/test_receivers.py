@@ -12,6 +12,7 @@ import pytest
 from django.urls import reverse
 
 from projects.models import PollResult, Project
+from tests.factories import quick_projects
 from tests.waiting import wait_until
 
 ADD_URL = reverse("admin:projects_project_add")
@@ -104,21 +105,7 @@ def test_a_deleted_project_stops_quietly(
 
 
 def test_bulk_actions_reach_the_poller(admin_client, running_poller, target_server):
-    ids = [
-        Project.objects.bulk_create(
-            [
-                Project(
-                    name=f"bulk {i}",
-                    url=target_server.url(f"/bulk/{i}"),
-                    interval=1,
-                    interval_unit="seconds",
-                    timeout_seconds=1,
-                    enabled=False,
-                )
-            ]
-        )[0].pk
-        for i in range(3)
-    ]
+    ids = [p.pk for p in quick_projects(target_server, 3, timeout=1, enabled=False)]
     admin_client.post(LIST_URL, {"action": "enable_projects", "_selected_action": ids})
     wait_until(
         lambda: (

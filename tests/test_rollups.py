@@ -8,6 +8,7 @@ import pytest
 
 from projects.models import HourlyRollup, PollResult, Status
 from projects.rollups import rebuild_rollups, rollup_hour
+from tests.factories import rollup_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -24,20 +25,6 @@ def poll(project, at, status=Status.UP, ms=100) -> PollResult:
     )
 
 
-def rollups() -> list[tuple]:
-    return list(
-        HourlyRollup.objects.order_by("project_id", "hour").values_list(
-            "project_id",
-            "hour",
-            "polls",
-            "failures",
-            "responses",
-            "response_time_sum_ms",
-            "response_time_max_ms",
-        )
-    )
-
-
 def test_it_sums_each_project_hour(make_project):
     first, second = make_project(), make_project()
     poll(first, HOUR, ms=100)
@@ -48,7 +35,7 @@ def test_it_sums_each_project_hour(make_project):
 
     assert rebuild_rollups() == 3
 
-    assert rollups() == [
+    assert rollup_rows() == [
         (first.pk, HOUR, 3, 2, 2, 400, 300),
         (first.pk, HOUR + timedelta(hours=1), 1, 0, 1, 50, 50),
         (second.pk, HOUR, 1, 0, 1, 70, 70),
@@ -61,7 +48,7 @@ def test_an_hour_without_responses_sums_to_zero(make_project):
 
     rebuild_rollups()
 
-    assert rollups() == [(project.pk, HOUR, 1, 1, 0, 0, None)]
+    assert rollup_rows() == [(project.pk, HOUR, 1, 1, 0, 0, None)]
 
 
 def test_it_replaces_stale_rollups(make_project):
@@ -74,7 +61,7 @@ def test_it_replaces_stale_rollups(make_project):
 
     rebuild_rollups()
 
-    assert rollups() == [(project.pk, HOUR, 1, 0, 1, 100, 100)]
+    assert rollup_rows() == [(project.pk, HOUR, 1, 0, 1, 100, 100)]
 
 
 def test_it_rebuilds_only_the_projects_asked_for(make_project):
@@ -85,7 +72,7 @@ def test_it_rebuilds_only_the_projects_asked_for(make_project):
 
     assert rebuild_rollups(project_ids=[chosen.pk]) == 1
 
-    assert rollups() == [
+    assert rollup_rows() == [
         (chosen.pk, HOUR, 1, 0, 1, 100, 100),
         (other.pk, HOUR, 7, 0, 0, 0, None),
     ]
@@ -102,7 +89,7 @@ def test_since_starts_at_the_whole_hour_and_keeps_older_rollups(make_project):
 
     rebuild_rollups(since=HOUR + timedelta(minutes=40))
 
-    assert rollups() == [
+    assert rollup_rows() == [
         (project.pk, HOUR - timedelta(hours=1), 5, 0, 0, 0, None),
         (project.pk, HOUR, 2, 0, 2, 200, 100),
     ]

@@ -14,7 +14,8 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from projects.models import PollResult, Project
+from projects.models import PollResult
+from tests.factories import quick_projects
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,21 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def add_projects(server, count: int, path: str) -> None:
-    Project.objects.bulk_create(
-        Project(
-            name=f"p{i}",
-            url=server.url(f"{path}?p={i}"),
-            interval=1,
-            interval_unit="seconds",
-            timeout_seconds=5,
-        )
-        for i in range(count)
-    )
-
-
 def test_it_runs_until_sigterm_and_prints_a_summary(target_server):
-    add_projects(target_server, 5, "/ok")
+    quick_projects(target_server, 5, timeout=5)
     signal_when_polled = threading.Thread(
         target=lambda: (
             wait_until(lambda: target_server.count("/ok") >= 5),
@@ -83,7 +71,7 @@ def start_poller(*args: str) -> subprocess.Popen:
 
 @pytest.mark.slow
 def test_sigterm_finishes_polls_in_flight_and_saves_every_result(target_server):
-    add_projects(target_server, 30, "/delay/1500")
+    quick_projects(target_server, 30, path="/delay/1500", timeout=5)
     poller = start_poller("--max-concurrent", "30")
     try:
         wait_until(lambda: target_server.count("/delay") >= 30, timeout=20)
@@ -99,7 +87,7 @@ def test_sigterm_finishes_polls_in_flight_and_saves_every_result(target_server):
 
 @pytest.mark.slow
 def test_a_second_signal_exits_at_once(target_server):
-    add_projects(target_server, 3, "/hang")
+    quick_projects(target_server, 3, path="/hang", timeout=5)
     poller = start_poller()
     try:
         wait_until(lambda: target_server.count("/hang") >= 3, timeout=20)

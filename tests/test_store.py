@@ -6,8 +6,9 @@ import pytest
 
 from polling.store import DatabaseResultStore, load_target, load_targets
 from polling.types import Target
-from projects.models import HourlyRollup, PollResult
+from projects.models import PollResult
 from projects.rollups import rebuild_rollups
+from tests.factories import rollup_rows
 from tests.outcomes import T0, outcome
 
 pytestmark = pytest.mark.django_db
@@ -134,22 +135,8 @@ def test_rollups_kept_by_the_writer_equal_a_rebuild_from_raw_rows(make_project):
                 for i in range(20)
             ]
         )
-    kept = rollups()
+    kept = rollup_rows()
     rebuild_rollups()
-    assert kept == rollups()
+    assert kept == rollup_rows()
     assert len(kept) >= 4
     assert sum(row[2] for row in kept) == 160
-
-
-def rollups() -> list[tuple]:
-    return list(
-        HourlyRollup.objects.order_by("project_id", "hour").values_list(
-            "project_id",
-            "hour",
-            "polls",
-            "failures",
-            "responses",
-            "response_time_sum_ms",
-            "response_time_max_ms",
-        )
-    )
