@@ -7,38 +7,24 @@ Creates a fresh database (PostgreSQL when DATABASE_URL points there, else a
 temporary SQLite file), N projects against a local target process, runs
 `manage.py runpoller` for --duration seconds, stops it with SIGTERM and
 prints a markdown table: polls made, the target's request count, rows
-written, skipped ticks, scheduling lag p50/p99 (the poller's last minute),
-CPU and peak memory of the poller process.
+written, skipped ticks, scheduling lag (median of the sampled p50s, worst
+sampled p99), CPU and peak memory of the poller process.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
-import signal
-import subprocess
-import sys
-import time
 from datetime import UTC, datetime
 
 from harness import (
-    ROOT,
-    ProcessSample,
     TargetProcess,
-    django_env,
-    free_port,
     fresh_database_url,
     machine,
     manage,
     markdown_table,
     setup_django,
 )
-
-SUMMARY = re.compile(
-    r"(?P<projects>\d+) projects, (?P<polls>\d+) polls .*?"
-    r"(?P<written>\d+) written, (?P<waiting>\d+) waiting, "
-    r"(?P<skipped>\d+) skipped, lag p50/p99 (?P<p50>[\d.]+)/(?P<p99>[\d.]+) ms"
-)
+from poller_run import PollerRun
 
 
 def create_projects(target: TargetProcess, count: int, interval: int, path: str):
@@ -59,42 +45,21 @@ def create_projects(target: TargetProcess, count: int, interval: int, path: str)
     )
 
 
-def run_poller(database_url: str, duration: float, max_concurrent: int) -> dict:
-    # Its own control port: the default one may belong to another poller.
-    env = django_env(
-        database_url,
-        MIN_POLL_INTERVAL="1",
-        POLLER_CONTROL_BIND=f"127.0.0.1:{free_port()}",
-    )
-    started = time.monotonic()
-    poller = subprocess.Popen(
-        [
-            sys.executable,
-            "manage.py",
-            "runpoller",
-            "--max-concurrent",
-            str(max_concurrent),
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    sample = ProcessSample(poller.pid)
-    while time.monotonic() - started < duration:
-        time.sleep(1)
-        sample.read()
-    sample.read()
-    poller.send_signal(signal.SIGTERM)
-    out, _ = poller.communicate(timeout=120)
-    match = SUMMARY.search(out)
-    if poller.returncode != 0 or not match:
-        raise RuntimeError(f"runpoller failed ({poller.returncode}): {out}")
+def run_poller(database_url: str, projects: int, args) -> dict:
+    """Run the poller through the capacity harness's PollerRun, so both
+    benchmarks measure runpoller the same way."""
+    run = PollerRun(database_url, projects=projects, max_concurrent=args.max_concurrent)
+    report = run.run(warmup=0, measure=args.duration)
+    if report.exit_code != 0 or not report.summary:
+        raise RuntimeError(f"runpoller failed ({report.exit_code}): {report.log_tail}")
+    p50, p99, _ = report.lag_ms()
     return {
-        **{k: float(v) if "." in v else int(v) for k, v in match.groupdict().items()},
-        "cpu_percent": 100 * sample.cpu_seconds / (time.monotonic() - started),
-        "peak_rss_mb": sample.peak_rss_mb,
+        "polls": report.summary["polls_total"],
+        "skipped": report.summary["skipped_ticks"],
+        "p50": p50 or 0.0,
+        "p99": p99 or 0.0,
+        "cpu_percent": report.cpu_percent,
+        "peak_rss_mb": report.peak_rss_mb,
     }
 
 
@@ -114,7 +79,7 @@ def main() -> None:
 
     with TargetProcess() as target:
         create_projects(target, args.projects, args.interval, args.path)
-        result = run_poller(database_url, args.duration, args.max_concurrent)
+        result = run_poller(database_url, args.projects, args)
         requests = target.requests()
     rows = PollResult.objects.count()
     engine = "PostgreSQL" if database_url.startswith("postgres") else "SQLite (WAL)"
