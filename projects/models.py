@@ -165,10 +165,6 @@ class PollResult(models.Model):
     def __str__(self) -> str:
         return f"{self.project_id} {self.status} at {self.polled_at:%Y-%m-%d %H:%M:%S}"
 
-    @property
-    def is_up(self) -> bool:
-        return self.status == Status.UP
-
 
 class HourlyRollup(models.Model):
     """One project's polls in one UTC hour, summed.
