@@ -213,7 +213,7 @@ def writer_ceiling(seconds: float) -> dict:
 
 
 def _outcome(project_id: int, n: int):
-    from polling.types import Outcome
+    from polling.engine.types import Outcome
 
     now = datetime.now(UTC)
     if n % 20 == 0:

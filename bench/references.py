@@ -3,7 +3,7 @@
     python bench/references.py bare --url URL --threads 200 --seconds 30
     python bench/references.py naive --database-url URL --seconds 120
 
-`bare`: T threads, each with its own client from polling.probe.make_client()
+`bare`: T threads, each with its own client from polling.engine.probe.make_client()
 (the engine's configuration), requesting one URL back to back. Its req/s is
 the ceiling for that client in one Python process.
 
@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from polling.probe import make_client  # noqa: E402
+from polling.engine.probe import make_client  # noqa: E402
 
 SPREAD_SECONDS = 60  # as the engine: first polls over min(interval, this)
 STOP_GRACE_SECONDS = 15

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.checks import Error, register
 
-from polling.config import MAX_CONCURRENT_LIMIT
+from polling.engine.config import MAX_CONCURRENT_LIMIT
 
 
 def parse_bind(bind: str) -> tuple[str, int]:

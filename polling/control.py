@@ -25,8 +25,8 @@ from django.db import DatabaseError
 
 from polling import store
 from polling.auth import token_matches
-from polling.config import MAX_CONCURRENT_LIMIT
-from polling.coordinator import Coordinator
+from polling.engine.config import MAX_CONCURRENT_LIMIT
+from polling.engine.coordinator import Coordinator
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from django.db import DatabaseError, connection, transaction
 
-from polling.types import Outcome, Target
+from polling.engine.types import Outcome, Target
 from projects.models import (
     MAX_ERROR_MESSAGE_LENGTH,
     HourlyRollup,
@@ -56,6 +56,19 @@ def load_target(project_id: int) -> Target | None:
         Project.objects.filter(pk=project_id, enabled=True).only(*TARGET_FIELDS).first()
     )
     return None if project is None else target_from_project(project)
+
+
+class DatabaseTargetSource:
+    """The enabled projects, read from the database for the Coordinator."""
+
+    def load_all(self) -> list[Target]:
+        return load_targets()
+
+    def load_one(self, project_id: int) -> Target | None:
+        return load_target(project_id)
+
+    def close(self) -> None:
+        close_connection()
 
 
 def close_connection() -> None:

@@ -54,11 +54,13 @@ def tls_target_server(tls_ca):
 def running_poller(transactional_db, settings):
     """A Coordinator and its control server on a free port, with the web
     side's settings pointing at it. Yields the RunningPoller."""
-    from polling.config import PollerConfig
     from polling.control import ControlServer
-    from polling.coordinator import Coordinator
+    from polling.engine.config import PollerConfig
+    from polling.wiring import database_coordinator
 
-    coordinator = Coordinator(PollerConfig(spread_seconds=1, reload_interval=3600))
+    coordinator = database_coordinator(
+        PollerConfig(spread_seconds=1, reload_interval=3600)
+    )
     coordinator.start()
     control = ControlServer(
         coordinator, host="127.0.0.1", port=0, token=settings.POLLER_CONTROL_TOKEN

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from polling.types import Outcome
+from polling.engine.types import Outcome
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

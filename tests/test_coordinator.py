@@ -7,10 +7,11 @@ import pytest
 from django.db import connection
 from django.db.models import Max
 
-from polling.config import PollerConfig
-from polling.coordinator import Coordinator
+from polling.engine.config import PollerConfig
+from polling.engine.coordinator import Coordinator
+from polling.engine.types import RunState
 from polling.store import target_from_project
-from polling.types import RunState
+from polling.wiring import database_coordinator
 from projects.models import PollResult, Project
 from tests.factories import quick_projects
 from tests.waiting import wait_until
@@ -29,7 +30,7 @@ def coordinator():
 
     def make(**config) -> Coordinator:
         config.setdefault("spread_seconds", 1)
-        made.append(Coordinator(PollerConfig(**config)))
+        made.append(database_coordinator(PollerConfig(**config)))
         return made[-1]
 
     yield make

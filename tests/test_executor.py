@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from polling.executor import Executor
-from polling.probe import make_client, probe
-from polling.stats import PollStats
-from polling.types import Target, Task
+from polling.engine.executor import Executor
+from polling.engine.probe import make_client, probe
+from polling.engine.stats import PollStats
+from polling.engine.types import Target, Task
 
 
 class Harness:

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from polling.probe import USER_AGENT, make_client, probe
-from polling.types import Outcome, Target, Task
+from polling.engine.probe import USER_AGENT, make_client, probe
+from polling.engine.types import Outcome, Target, Task
 
 # How long a probe may overrun its timeout before a test calls it unbounded.
 MARGIN = 1.5
@@ -131,7 +131,7 @@ def test_it_records_a_timeout_as_down(client, target_server):
 
 # The drips send a byte a second and each read may wait 1.5 s, so httpx's
 # own per-read timeouts never fire: only the whole-poll deadline in
-# polling.probe stops these polls before the drip ends, ten seconds later.
+# polling.engine.probe stops these polls before the drip ends, ten seconds later.
 
 
 def test_it_bounds_a_body_that_drips(client, target_server):
@@ -340,7 +340,7 @@ def test_one_client_serves_many_probes_from_several_threads(client, target_serve
 def test_it_logs_and_reports_an_unexpected_error(client, target_server, caplog):
     client.close()
 
-    with caplog.at_level(logging.WARNING, logger="polling.probe"):
+    with caplog.at_level(logging.WARNING, logger="polling.engine.probe"):
         outcome = poll(client, target_server.url("/ok"))
 
     assert outcome.up is False

@@ -6,8 +6,8 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 
-from polling.scheduler import Scheduler
-from polling.types import Target
+from polling.engine.scheduler import Scheduler
+from polling.engine.types import Target
 
 START = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

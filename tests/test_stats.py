@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from polling.stats import PollStats
+from polling.engine.stats import PollStats
 from tests.outcomes import outcome
 
 

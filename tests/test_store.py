@@ -4,8 +4,8 @@ from datetime import timedelta
 
 import pytest
 
+from polling.engine.types import Target
 from polling.store import DatabaseResultStore, load_target, load_targets
-from polling.types import Target
 from projects.models import PollResult
 from projects.rollups import rebuild_rollups
 from tests.factories import rollup_rows

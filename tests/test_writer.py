@@ -8,8 +8,8 @@ import pytest
 
 from django.db import OperationalError
 
-from polling import writer as writer_module
-from polling.writer import ResultWriter
+from polling.engine import writer as writer_module
+from polling.engine.writer import ResultWriter
 from tests.outcomes import outcome
 
 

@@ -12,10 +12,10 @@ from django.db import DatabaseError
 
 from polling.auth import control_token
 from polling.checks import parse_bind
-from polling.config import PollerConfig
 from polling.control import ControlServer
-from polling.coordinator import Coordinator
-from polling.status import status_line
+from polling.engine.coordinator import Coordinator
+from polling.engine.status import status_line
+from polling.wiring import config_from_settings, database_coordinator
 
 logger = logging.getLogger("polling")
 
@@ -47,10 +47,10 @@ class Command(BaseCommand):
     ):
         if log_level:
             logging.getLogger().setLevel(log_level)
-        config = PollerConfig.from_settings(
+        config = config_from_settings(
             max_concurrent_http=max_concurrent, reload_interval=reload_interval
         )
-        coordinator = Coordinator(config)
+        coordinator = database_coordinator(config)
         control = None if no_control else _control_server(coordinator)
         stop = threading.Event()
         previous_handlers = _stop_on_signals(stop)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from prometheus_client import generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from polling.stats import PollStats
+from polling.engine.stats import PollStats
 
 GAUGES = [
     ("poller_projects", "active_projects", "Projects being polled."),

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Histogram
 
-from polling.types import Outcome
+from polling.engine.types import Outcome
 
 LAG_WINDOW_SECONDS = 60
 LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)

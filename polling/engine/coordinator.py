@@ -9,19 +9,32 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Protocol
 
-from polling import metrics, store
-from polling import probe as probing
-from polling.config import PollerConfig
-from polling.executor import Executor
-from polling.scheduler import ReloadSummary, Scheduler
-from polling.stats import PollStats
-from polling.types import RunState, Target
-from polling.writer import ResultStore, ResultWriter
+from polling.engine import metrics
+from polling.engine import probe as probing
+from polling.engine.config import PollerConfig
+from polling.engine.executor import Executor
+from polling.engine.scheduler import ReloadSummary, Scheduler
+from polling.engine.stats import PollStats
+from polling.engine.types import RunState, Target
+from polling.engine.writer import ResultStore, ResultWriter
 
 logger = logging.getLogger(__name__)
+
+
+class TargetSource(Protocol):
+    """Where the projects to poll come from (the database, in runpoller)."""
+
+    def load_all(self) -> list[Target]:
+        """Every project that should be polled."""
+
+    def load_one(self, project_id: int) -> Target | None:
+        """The project as a target, or None when it should not be polled."""
+
+    def close(self) -> None:
+        """Release what the calling thread holds (its database connection)."""
 
 
 class Coordinator:
@@ -29,13 +42,11 @@ class Coordinator:
         self,
         config: PollerConfig,
         *,
-        load_targets: Callable[[], list[Target]] = store.load_targets,
-        load_target: Callable[[int], Target | None] = store.load_target,
-        result_store: ResultStore | None = None,
+        source: TargetSource,
+        store: ResultStore,
     ) -> None:
         self.config = config
-        self._load_targets = load_targets
-        self._load_target = load_target
+        self._source = source
         self._state = RunState.NEW
         self._state_lock = threading.Lock()
         self._reload_lock = threading.Lock()
@@ -57,7 +68,7 @@ class Coordinator:
         )
         self._writer = ResultWriter(
             self._result_queue,
-            result_store or store.DatabaseResultStore(),
+            store,
             batch_size=config.write_batch_size,
             batch_seconds=config.write_batch_seconds,
         )
@@ -85,7 +96,7 @@ class Coordinator:
         self._started_at = time.monotonic()
         # Load before starting threads: if the database is down, nothing
         # is left running.
-        targets = self._load_targets()
+        targets = self._source.load_all()
         self._writer.start()
         self._executor.start()
         summary = self._apply_reload(targets)
@@ -127,14 +138,14 @@ class Coordinator:
         """Read one project from the database and follow it: add or update
         it when enabled, remove it when disabled or deleted. Returns what
         happened: "added", "updated" or "removed" (or "absent")."""
-        target = self._load_target(project_id)
+        target = self._source.load_one(project_id)
         if target is not None:
             return "added" if self.add_project(target) else "updated"
         return "removed" if self.remove_project(project_id) else "absent"
 
     def reload_projects(self) -> ReloadSummary:
         """Make the polled set match the enabled projects in the database."""
-        return self._apply_reload(self._load_targets())
+        return self._apply_reload(self._source.load_all())
 
     def _apply_reload(self, targets: list[Target]) -> ReloadSummary:
         with self._reload_lock:
@@ -196,9 +207,9 @@ class Coordinator:
                     self.reload_projects()
                 except Exception:
                     logger.exception("Reload failed; the next one may succeed")
-                    store.close_connection()
+                    self._source.close()
         finally:
-            store.close_connection()
+            self._source.close()
 
 
 def _left(deadline: float | None) -> float | None:

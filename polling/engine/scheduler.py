@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from polling.schedule import DueHeap
-from polling.types import Target, Task
+from polling.engine.due_heap import DueHeap
+from polling.engine.types import Target, Task
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import httpx
 
-from polling.stats import PollStats
-from polling.types import Outcome, Task
+from polling.engine.stats import PollStats
+from polling.engine.types import Outcome, Task
 
 logger = logging.getLogger(__name__)
 

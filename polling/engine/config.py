@@ -19,16 +19,3 @@ class PollerConfig:
     # First polls after a (re)load are spread over min(interval, this).
     spread_seconds: float = 60
     status_log_seconds: float = 30
-
-    @classmethod
-    def from_settings(cls, **overrides) -> PollerConfig:
-        from django.conf import settings
-
-        values = {
-            "max_concurrent_http": settings.MAX_CONCURRENT_HTTP,
-            "reload_interval": settings.POLLER_RELOAD_INTERVAL,
-            "task_queue_size": settings.POLLER_TASK_QUEUE_SIZE,
-            "result_queue_size": settings.POLLER_RESULT_QUEUE_SIZE,
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)

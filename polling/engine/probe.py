@@ -22,7 +22,7 @@ import certifi
 import httpcore
 import httpx
 
-from polling.types import Outcome, Target, Task
+from polling.engine.types import Outcome, Target, Task
 
 logger = logging.getLogger(__name__)
 

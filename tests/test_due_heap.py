@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from polling.schedule import DueHeap
+from polling.engine.due_heap import DueHeap
 
 
 def test_it_pops_what_is_due_earliest_first():

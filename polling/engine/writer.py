@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from polling.types import Outcome
+from polling.engine.types import Outcome
 
 logger = logging.getLogger(__name__)
 
