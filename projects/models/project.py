@@ -13,6 +13,9 @@ DEFAULT_TIMEOUT_SECONDS = 10
 MAX_INTERVAL_SECONDS = 24 * 60 * 60
 MAX_TIMEOUT_SECONDS = 120
 MAX_ERROR_MESSAGE_LENGTH = 1000
+DEFAULT_FAILURE_THRESHOLD = 3
+DEFAULT_RECOVERY_THRESHOLD = 1
+MAX_THRESHOLD = 10
 
 
 class Status(models.TextChoices):
@@ -66,6 +69,22 @@ class Project(models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(MAX_TIMEOUT_SECONDS)],
     )
     enabled = models.BooleanField(default=True)
+    failure_threshold = models.PositiveSmallIntegerField(
+        default=DEFAULT_FAILURE_THRESHOLD,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_THRESHOLD)],
+        help_text="Consecutive failed polls that confirm an outage.",
+    )
+    recovery_threshold = models.PositiveSmallIntegerField(
+        default=DEFAULT_RECOVERY_THRESHOLD,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_THRESHOLD)],
+        help_text="Consecutive successful polls that end an outage.",
+    )
+    channels = models.ManyToManyField(
+        "projects.NotificationChannel",
+        blank=True,
+        related_name="projects",
+        help_text="Where this project's incidents are sent.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -127,73 +146,3 @@ class Project(models.Model):
         """The interval as people say it: "every 5 min", "every 30 s"."""
         short_unit = {"seconds": "s", "minutes": "min", "hours": "h"}
         return f"every {self.interval} {short_unit[self.interval_unit]}"
-
-
-class PollResult(models.Model):
-    project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="results"
-    )
-    polled_at = models.DateTimeField(help_text="When the request started (UTC).")
-    status = models.CharField(max_length=4, choices=Status)
-    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
-    response_time_ms = models.PositiveIntegerField(null=True, blank=True)
-    error_message = models.CharField(max_length=MAX_ERROR_MESSAGE_LENGTH, blank=True)
-
-    class Meta:
-        indexes = [
-            # Latest results of one project: the project page, the admin
-            # "latest results" table, the dashboard heartbeat strip.
-            models.Index(
-                fields=["project", "-polled_at", "-id"],
-                name="pollresult_project_latest",
-            ),
-            # Results older than a date: retention clean-up, and the
-            # PollResult admin's newest-first list and date drill-down.
-            # The trailing id matches the admin's tie-breaking "-pk" order.
-            models.Index(fields=["polled_at", "id"], name="pollresult_polled_at"),
-            # Down polls of one project, by time: the project page's outage
-            # list (it walks from one outage to the previous one) and its
-            # "down" history filter. Small, because most polls are up.
-            models.Index(
-                fields=["project", "polled_at", "id"],
-                condition=models.Q(status=Status.DOWN),
-                name="pollresult_project_down",
-            ),
-        ]
-        get_latest_by = "polled_at"
-
-    def __str__(self) -> str:
-        return f"{self.project_id} {self.status} at {self.polled_at:%Y-%m-%d %H:%M:%S}"
-
-
-class HourlyRollup(models.Model):
-    """One project's polls in one UTC hour, summed.
-
-    The poller's result writer keeps these in step with PollResult, in the
-    same transaction, so 30-day uptime and charts read a few hundred rows
-    instead of tens of thousands.
-    """
-
-    project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="hourly_rollups"
-    )
-    hour = models.DateTimeField(help_text="Start of the UTC hour.")
-    polls = models.PositiveIntegerField(default=0)
-    failures = models.PositiveIntegerField(default=0)
-    # Polls that got a response; the average response time is
-    # response_time_sum_ms / responses.
-    responses = models.PositiveIntegerField(default=0)
-    response_time_sum_ms = models.BigIntegerField(default=0)
-    response_time_max_ms = models.PositiveIntegerField(null=True, blank=True)
-
-    class Meta:
-        constraints = [
-            # Also the index for "one project's hours in a range" (charts,
-            # uptime) and the conflict target of the writer's upsert.
-            models.UniqueConstraint(
-                fields=["project", "hour"], name="rollup_one_per_project_hour"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.project_id} {self.hour:%Y-%m-%d %H}:00 {self.polls} polls"

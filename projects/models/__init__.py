@@ -1,0 +1,35 @@
+"""The domain: projects, their polls and rollups, incidents and the
+notifications about them."""
+
+from projects.models.incidents import Incident
+from projects.models.notifications import (
+    DeliveryAttempt,
+    Notification,
+    NotificationChannel,
+)
+from projects.models.project import (
+    DEFAULT_INTERVAL,
+    DEFAULT_TIMEOUT_SECONDS,
+    MAX_ERROR_MESSAGE_LENGTH,
+    MAX_INTERVAL_SECONDS,
+    MAX_TIMEOUT_SECONDS,
+    Project,
+    Status,
+)
+from projects.models.results import HourlyRollup, PollResult
+
+__all__ = [
+    "DEFAULT_INTERVAL",
+    "DEFAULT_TIMEOUT_SECONDS",
+    "MAX_ERROR_MESSAGE_LENGTH",
+    "MAX_INTERVAL_SECONDS",
+    "MAX_TIMEOUT_SECONDS",
+    "DeliveryAttempt",
+    "HourlyRollup",
+    "Incident",
+    "Notification",
+    "NotificationChannel",
+    "PollResult",
+    "Project",
+    "Status",
+]

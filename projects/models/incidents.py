@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from projects.models.project import MAX_ERROR_MESSAGE_LENGTH, Project
+
+
+class Incident(models.Model):
+    """A confirmed outage of one project, from its first failed poll until
+    the recovery threshold is reached.
+
+    The result writer opens and resolves incidents in the transaction that
+    stores the polls; the database allows one open incident per project and
+    kind, so a restarted or second poller cannot open another.
+    """
+
+    class Kind(models.TextChoices):
+        DOWNTIME = "downtime", "Downtime"
+        CERTIFICATE = "certificate", "Certificate expiring"
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="incidents"
+    )
+    kind = models.CharField(max_length=12, choices=Kind, default=Kind.DOWNTIME)
+    started_at = models.DateTimeField(help_text="The first failed poll of the streak.")
+    confirmed_at = models.DateTimeField(
+        help_text="When the failure threshold was reached."
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    first_error = models.CharField(max_length=MAX_ERROR_MESSAGE_LENGTH, blank=True)
+    last_error = models.CharField(max_length=MAX_ERROR_MESSAGE_LENGTH, blank=True)
+    failed_polls = models.PositiveIntegerField(default=0)
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    acknowledged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "kind"],
+                condition=models.Q(resolved_at__isnull=True),
+                name="incident_one_open_per_project",
+            ),
+        ]
+        indexes = [
+            # One project's incidents, newest first: the project page.
+            models.Index(
+                fields=["project", "-started_at"], name="incident_project_recent"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} {self.kind} since {self.started_at:%Y-%m-%d %H:%M}"
