@@ -151,6 +151,8 @@ LOGGING = {
         # httpx logs every request at INFO; the poller logs polls itself.
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # Apprise's debug lines spell out service URLs, tokens included.
+        "apprise": {"level": "WARNING"},
     },
 }
 
@@ -163,3 +165,18 @@ POLLER_RESULT_QUEUE_SIZE = env.int("POLLER_RESULT_QUEUE_SIZE", default=2000)
 POLLER_CONTROL_BIND = env.str("POLLER_CONTROL_BIND", default="127.0.0.1:8765")
 POLLER_CONTROL_URL = env.str("POLLER_CONTROL_URL", default="http://127.0.0.1:8765")
 POLLER_CONTROL_TOKEN = env.str("POLLER_CONTROL_TOKEN", default="")
+
+# E-mail: EMAIL_URL as django-environ reads it, e.g.
+# smtp://user:password@mail.example.com:587 (smtps:// for STARTTLS,
+# smtp+ssl:// for implicit TLS); with none, e-mails are printed by the tasks
+# process.
+globals().update(env.email_url("EMAIL_URL", default="consolemail://"))
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="uptime-monitor@localhost")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+
+# Alerts: delivery of the outbox on the tasks process
+ALERT_DIGEST_THRESHOLD = env.int("ALERT_DIGEST_THRESHOLD", default=5)
+ALERT_DIGEST_SECONDS = env.int("ALERT_DIGEST_SECONDS", default=30)
+ALERT_DELIVERY_TIMEOUT = env.float("ALERT_DELIVERY_TIMEOUT", default=10.0)
+ALERT_DELIVERY_CONCURRENCY = env.int("ALERT_DELIVERY_CONCURRENCY", default=4)

@@ -126,3 +126,95 @@ def add_polls(db):
         return polls
 
     return add
+
+
+# Notifications -------------------------------------------------------------
+
+
+class FakeClock:
+    """A clock for the deliverer: `now()` stands still until `advance()`."""
+
+    def __init__(self, start) -> None:
+        self.current = start
+
+    def now(self):
+        return self.current
+
+    def advance(self, seconds: float) -> None:
+        from datetime import timedelta
+
+        self.current += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    from django.utils import timezone
+
+    return FakeClock(timezone.now())
+
+
+@pytest.fixture
+def webhook_receiver():
+    """A WebhookReceiver on 127.0.0.1 (see tests/webhook_receiver.py)."""
+    from tests.webhook_receiver import WebhookReceiver
+
+    with WebhookReceiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture
+def make_channel(db):
+    """Create a saved NotificationChannel; a webhook by default."""
+    from projects.models import NotificationChannel
+    from projects.notifications.signing import new_secret
+
+    def make(**fields):
+        number = next(_names)
+        fields.setdefault("name", f"channel {number}")
+        fields.setdefault("kind", NotificationChannel.Kind.WEBHOOK)
+        fields.setdefault("url", "http://127.0.0.1:9/hook")
+        if fields["kind"] == NotificationChannel.Kind.WEBHOOK:
+            fields.setdefault("secret", new_secret())
+        return NotificationChannel.objects.create(**fields)
+
+    return make
+
+
+@pytest.fixture
+def queue_notification(db, make_project, clock):
+    """Write an outbox row as the writer would: `event` for `channel`, with
+    a version 1 payload about a project (made up when not given), at the
+    clock's time unless `at` says otherwise."""
+    from projects.models import Notification
+
+    def queue(channel, event="incident.opened", *, project=None, at=None, **fields):
+        project = project or make_project()
+        at = at or clock.now()
+        payload = {
+            "version": 1,
+            "event": event,
+            "occurred_at": at.isoformat(),
+            "project": {"id": project.pk, "name": project.name, "url": project.url},
+            "incident": {
+                "id": 1,
+                "started_at": at.isoformat(),
+                "confirmed_at": at.isoformat(),
+                "resolved_at": None,
+                "duration_seconds": None,
+                "first_error": "expected 200, got 503",
+                "last_error": "expected 200, got 503",
+            },
+            "links": {"project": f"http://testserver/projects/{project.pk}/"},
+        }
+        fields.setdefault("key", f"{event}:{project.pk}:{channel.pk}:{next(_names)}")
+        return Notification.objects.create(
+            event=event,
+            channel=channel,
+            project=project,
+            payload=payload,
+            created_at=at,
+            next_attempt_at=at,
+            **fields,
+        )
+
+    return queue

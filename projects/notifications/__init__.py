@@ -1,0 +1,2 @@
+"""Delivering the outbox: channels' transports, retries, digests,
+reminders and the tasks that run them on the tasks process (django-q2)."""

@@ -1,0 +1,33 @@
+"""Delivery settings, read at run time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryConfig:
+    digest_threshold: int = 5
+    digest_seconds: int = 30
+    timeout_seconds: float = 10
+    concurrency: int = 4
+    batch_size: int = 100
+
+    @classmethod
+    def from_settings(cls) -> DeliveryConfig:
+        return cls(
+            digest_threshold=settings.ALERT_DIGEST_THRESHOLD,
+            digest_seconds=settings.ALERT_DIGEST_SECONDS,
+            timeout_seconds=settings.ALERT_DELIVERY_TIMEOUT,
+            concurrency=settings.ALERT_DELIVERY_CONCURRENCY,
+        )
+
+    @property
+    def claim_seconds(self) -> float:
+        """How long a claimed row stays out of others' reach: every send of
+        one batch, with room to spare, before a crashed deliverer's rows are
+        taken again."""
+        rounds = -(-self.batch_size // self.concurrency)
+        return self.timeout_seconds * 2 * rounds + 60

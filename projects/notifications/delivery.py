@@ -1,0 +1,178 @@
+"""Delivering due notifications: claim, send, record, reschedule.
+
+`deliver_due()` is one step that tests call directly; the tasks in
+`projects.notifications.tasks` run it on the tasks process. A row is
+claimed with a compare-and-set on `claimed_until`, sent with no
+transaction open, and its attempt recorded in a short transaction of its
+own, so a slow receiver holds up neither the database nor other rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import Q
+from django.utils import timezone
+
+from projects.models import Notification
+from projects.notifications import digests, transports
+from projects.notifications.config import DeliveryConfig
+from projects.notifications.outgoing import DeliveryError, Outgoing, Sent
+from projects.notifications.recording import record
+
+logger = logging.getLogger(__name__)
+
+Sender = Callable[..., Sent]
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What one send came to, for the delivery log."""
+
+    notification: Notification
+    attempted_at: datetime
+    duration_ms: int
+    sent: Sent | None = None
+    error: DeliveryError | None = None
+
+
+def deliver_due(
+    *,
+    now: Callable[[], datetime] = timezone.now,
+    sender: Sender = transports.send,
+    config: DeliveryConfig | None = None,
+) -> int:
+    """Sends every notification due now, up to one batch; returns how many
+    sends were attempted."""
+    config = config or DeliveryConfig.from_settings()
+    claimed = claim(due_ids(now(), config), now(), config)
+    claimed = [n for n in claimed if not skipped(n, now())]
+    results = send_all(claimed, sender=sender, config=config, now=now)
+    for result in results:
+        record(result, now=now())
+    return len(results)
+
+
+def due_ids(now: datetime, config: DeliveryConfig) -> list[int]:
+    """Rows due now: retries and ungrouped events, then closed windows."""
+    ids = list(
+        _claimable(now)
+        .filter(next_attempt_at__lte=now)
+        .exclude(digests.waiting_for_group())
+        .order_by("next_attempt_at", "id")
+        .values_list("id", flat=True)[: config.batch_size]
+    )
+    for window in digests.windows(now, config):
+        if window.closes_at > now or len(ids) >= config.batch_size:
+            break
+        ids += digests.release(window, config, now)
+    return ids[: config.batch_size]
+
+
+def claim(ids: list[int], now: datetime, config: DeliveryConfig) -> list[Notification]:
+    """The rows this deliverer won; a row another one claimed is left."""
+    until = now + timedelta(seconds=config.claim_seconds)
+    won = [
+        pk for pk in ids if _claimable(now).filter(pk=pk).update(claimed_until=until)
+    ]
+    rows = Notification.objects.filter(pk__in=won).select_related("channel")
+    return sorted(rows, key=lambda row: won.index(row.pk))
+
+
+def next_wake(now: datetime, config: DeliveryConfig) -> datetime | None:
+    """When something next falls due: a retry or a window closing."""
+    retry = (
+        Notification.objects.filter(state=Notification.State.PENDING)
+        .exclude(digests.waiting_for_group())
+        .order_by("next_attempt_at")
+        .values_list("next_attempt_at", flat=True)
+        .first()
+    )
+    closing = [window.closes_at for window in digests.windows(now, config)]
+    times = [t for t in [retry, *closing] if t is not None]
+    return min(times, default=None)
+
+
+def _claimable(now: datetime):
+    return Notification.objects.filter(state=Notification.State.PENDING).filter(
+        Q(claimed_until__isnull=True) | Q(claimed_until__lte=now)
+    )
+
+
+def skipped(notification: Notification, now: datetime) -> bool:
+    """Drops a row its channel no longer wants; says whether it did."""
+    channel = notification.channel
+    reason = ""
+    if not channel.enabled:
+        reason = "channel disabled"
+    elif notification.event == Notification.Event.RESOLVED and not (
+        channel.send_resolved
+    ):
+        reason = "channel does not send recoveries"
+    if reason:
+        Notification.objects.filter(pk=notification.pk).update(
+            state=Notification.State.DROPPED, last_error=reason, claimed_until=None
+        )
+    return bool(reason)
+
+
+def send_all(
+    notifications: list[Notification],
+    *,
+    sender: Sender,
+    config: DeliveryConfig,
+    now: Callable[[], datetime] = timezone.now,
+) -> list[Result]:
+    """Sends on a few threads, so one receiver that never answers holds up
+    one thread for its timeout, not the whole batch."""
+    if not notifications:
+        return []
+
+    def one(notification: Notification) -> Result:
+        return send_one(notification, sender=sender, config=config, now=now)
+
+    with ThreadPoolExecutor(
+        max_workers=min(config.concurrency, len(notifications)),
+        thread_name_prefix="deliver",
+    ) as pool:
+        return list(pool.map(one, notifications))
+
+
+def send_one(
+    notification: Notification,
+    *,
+    sender: Sender,
+    config: DeliveryConfig,
+    now: Callable[[], datetime] = timezone.now,
+) -> Result:
+    attempted_at = now()
+    started = time.monotonic()
+    sent = error = None
+    try:
+        sent = sender(outgoing(notification), timeout=config.timeout_seconds)
+    except DeliveryError as failure:
+        error = failure
+    except Exception as failure:
+        # A bug in a transport must not lose the row: it is retried.
+        logger.exception("notification %s: unexpected error", notification.pk)
+        error = DeliveryError(f"internal error: {type(failure).__name__}")
+    duration_ms = int((time.monotonic() - started) * 1000)
+    return Result(notification, attempted_at, duration_ms, sent, error)
+
+
+def outgoing(notification: Notification) -> Outgoing:
+    channel = notification.channel
+    return Outgoing(
+        key=notification.key,
+        event=notification.event,
+        payload=notification.payload,
+        kind=channel.kind,
+        url=channel.url,
+        secret=channel.secret,
+        channel_name=channel.name,
+    )

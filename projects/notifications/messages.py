@@ -1,0 +1,108 @@
+"""Human-readable messages (e-mail, Apprise) from a notification's payload.
+
+Payloads are built when the event is queued (version 1 is described in the
+README); rendering reads them defensively, so an event kind added later
+still renders as its title and message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.template.loader import render_to_string
+from django.utils.dateparse import parse_datetime
+
+TITLES = {
+    "incident.opened": "DOWN: {name}",
+    "incident.resolved": "UP again: {name}",
+    "incident.reminder": "Still down: {name}",
+    "incident.acknowledged": "Acknowledged: {name}",
+    "test": "Test notification",
+    "monitor.unreachable": "The monitor cannot reach most of its targets",
+    "monitor.reachable": "The monitor reaches its targets again",
+    "poller.silent": "The poller is silent",
+    "poller.back": "The poller is back",
+}
+DIGEST_TITLES = {
+    "incident.opened": "{count} projects down",
+    "incident.resolved": "{count} projects up again",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    subject: str
+    text: str
+    html: str
+
+
+def render(payload: dict) -> Rendered:
+    context = message_context(payload)
+    return Rendered(
+        subject=context["title"],
+        text=render_to_string("notifications/message.txt", context).strip() + "\n",
+        html=render_to_string("notifications/message.html", context),
+    )
+
+
+def message_context(payload: dict) -> dict:
+    event = payload.get("event", "")
+    return {
+        "event": event,
+        "title": title(payload),
+        "message": payload.get("message", ""),
+        "project": payload.get("project") or {},
+        "incident": incident_context(payload.get("incident") or {}),
+        "items": [item_context(item) for item in digest_items(payload)],
+        "links": payload.get("links") or {},
+    }
+
+
+def title(payload: dict) -> str:
+    event = payload.get("event", "")
+    if event == "digest":
+        digest = payload.get("digest") or {}
+        template = DIGEST_TITLES.get(digest.get("of"), "{count} notifications")
+        return template.format(count=digest.get("count", 0))
+    name = (payload.get("project") or {}).get("name", "")
+    return TITLES.get(event, event or "Notification").format(name=name)
+
+
+def digest_items(payload: dict) -> list[dict]:
+    return (payload.get("digest") or {}).get("events") or []
+
+
+def item_context(item: dict) -> dict:
+    return {
+        "project": item.get("project") or {},
+        "incident": incident_context(item.get("incident") or {}),
+        "links": item.get("links") or {},
+    }
+
+
+def incident_context(incident: dict) -> dict:
+    seconds = incident.get("duration_seconds")
+    return {
+        **incident,
+        "started": _parsed(incident.get("started_at")),
+        "resolved": _parsed(incident.get("resolved_at")),
+        "duration": None if seconds is None else duration_text(seconds),
+    }
+
+
+def duration_text(seconds: float) -> str:
+    """ "45 s", "12 min", "3 h 5 min", "2 d 4 h"."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, hours, days = seconds // 60, seconds // 3600, seconds // 86400
+    if hours < 1:
+        return f"{minutes} min"
+    if days < 1:
+        return f"{hours} h {minutes % 60} min"
+    return f"{days} d {hours % 24} h"
+
+
+def _parsed(value: str | None) -> datetime | None:
+    return parse_datetime(value) if value else None

@@ -1,0 +1,69 @@
+"""E-mail through Django's e-mail backend (configured from EMAIL_URL)."""
+
+from __future__ import annotations
+
+import hashlib
+import smtplib
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives, get_connection
+
+from projects.notifications.messages import render
+from projects.notifications.outgoing import DeliveryError, Outgoing, Sent
+
+
+def send(outgoing: Outgoing, *, timeout: float) -> Sent:
+    rendered = render(outgoing.payload)
+    message = EmailMultiAlternatives(
+        subject=rendered.subject,
+        body=rendered.text,
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=recipients(outgoing.url),
+        headers={"Message-ID": message_id(outgoing.key)},
+        connection=get_connection(timeout=timeout),
+    )
+    message.attach_alternative(rendered.html, "text/html")
+    try:
+        message.send()
+    except smtplib.SMTPException as error:
+        raise _delivery_error(error) from None
+    except TimeoutError:
+        raise DeliveryError(f"timed out after {timeout:g} s") from None
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise DeliveryError(f"mail server unreachable ({reason})") from None
+    return Sent()
+
+
+def recipients(addresses: str) -> list[str]:
+    return [address.strip() for address in addresses.split(",") if address.strip()]
+
+
+def message_id(key: str) -> str:
+    """The same Message-ID on every retry, so mail clients can drop a
+    duplicate."""
+    domain = settings.DEFAULT_FROM_EMAIL.rpartition("@")[2].strip("> ") or "localhost"
+    return f"<{hashlib.sha256(key.encode()).hexdigest()[:32]}@{domain}>"
+
+
+def _delivery_error(error: smtplib.SMTPException) -> DeliveryError:
+    """SMTP 5xx replies are permanent; 4xx and dropped connections are not."""
+    if isinstance(error, smtplib.SMTPRecipientsRefused):
+        codes = [code for code, _ in error.recipients.values()]
+        return DeliveryError(
+            f"recipients refused (SMTP {', '.join(map(str, sorted(set(codes))))})",
+            permanent=all(code >= 500 for code in codes),
+        )
+    code = getattr(error, "smtp_code", None)
+    if isinstance(code, int):
+        return DeliveryError(
+            f"SMTP {code}: {_smtp_text(error)}".strip(": "), permanent=code >= 500
+        )
+    return DeliveryError(f"SMTP error: {type(error).__name__}")
+
+
+def _smtp_text(error: smtplib.SMTPException) -> str:
+    text = getattr(error, "smtp_error", b"")
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return str(text)[:200]
