@@ -59,6 +59,7 @@ class ProjectAdmin(admin.ModelAdmin):
         (None, {"fields": ["name", "url", "method", "enabled"]}),
         ("Request", {"fields": ["headers", "body", "expected_status"]}),
         ("Schedule", {"fields": ["interval", "interval_unit", "timeout_seconds"]}),
+        ("Alerts", {"fields": ["channels"]}),
         (
             "Current state",
             {
@@ -175,3 +176,7 @@ class PollResultAdmin(admin.ModelAdmin):
         self, request: HttpRequest, obj: PollResult | None = None
     ) -> bool:
         return False
+
+
+# Channels, the outbox and the delivery log.
+from projects.notifications import admin as notifications_admin  # noqa: E402, F401

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from projects.models import DEFAULT_INTERVAL, Project
+from projects.models import DEFAULT_INTERVAL, NotificationChannel, Project
 
 
 class ProjectForm(forms.ModelForm):
@@ -34,11 +34,19 @@ class ProjectForm(forms.ModelForm):
             "interval_unit",
             "timeout_seconds",
             "enabled",
+            "channels",
         ]
         widgets = {
+            "channels": forms.CheckboxSelectMultiple,
             "url": forms.URLInput(attrs={"size": 80}),
             "body": forms.Textarea(attrs={"rows": 3, "cols": 60}),
         }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if not self.instance.pk and "channels" not in self.initial:
+            defaults = NotificationChannel.objects.filter(is_default=True)
+            self.initial["channels"] = list(defaults.values_list("pk", flat=True))
 
     def clean_headers(self) -> object:
         headers = self.cleaned_data["headers"]
