@@ -1,11 +1,14 @@
-"""The two references the capacity benchmark runs beside the engine.
+"""The references the capacity benchmark runs beside the engine.
 
-    python bench/references.py bare --url URL --threads 200 --seconds 30
+    python bench/references.py bare --client curl --url URL --threads 200 --seconds 30
     python bench/references.py naive --database-url URL --seconds 120
 
-`bare`: T threads, each with its own client from polling.engine.probe.make_client()
-(the engine's configuration), requesting one URL back to back. Its req/s is
-the ceiling for that client in one Python process.
+`bare`: T threads requesting one URL back to back, each with its own
+client: `curl`, the engine's libcurl handle (polling.engine.probe.make_handle,
+one Transport.perform per request); `httpx`, an httpx.Client configured as
+the engine's probe was before it moved to libcurl. Its req/s is the ceiling
+for that client in one Python process. `--ca-bundle` trusts a local
+certificate authority for https URLs.
 
 `naive`: the seed's design. One thread per enabled project, each running
 `while True: request; INSERT one row (its own commit); sleep(interval)`.
@@ -31,25 +34,65 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from polling.engine.probe import make_client  # noqa: E402
+from polling.engine.probe import make_handle  # noqa: E402
+from polling.engine.transport import Request  # noqa: E402
 
 SPREAD_SECONDS = 60  # as the engine: first polls over min(interval, this)
 STOP_GRACE_SECONDS = 15
 
 
-def bare(url: str, threads: int, seconds: float) -> dict:
+def httpx_client(ca_bundle: str | None = None):
+    """An httpx.Client as the probe made them before issue #12: certifi's
+    roots, redirects followed, nothing from the environment."""
+    import ssl
+
+    import certifi
+    import httpx
+
+    context = ssl.create_default_context(cafile=ca_bundle or certifi.where())
+    return httpx.Client(
+        verify=context,
+        follow_redirects=True,
+        max_redirects=5,
+        headers={"User-Agent": "uptime-monitor/0.1"},
+        trust_env=False,
+    )
+
+
+def httpx_getter(url: str, ca_bundle: str | None):
+    client = httpx_client(ca_bundle)
+    return lambda: client.get(url, timeout=10).raise_for_status()
+
+
+def curl_getter(url: str, ca_bundle: str | None):
+    handle = make_handle(ca_bundle=ca_bundle)
+    request = Request("GET", url)
+
+    def get() -> None:
+        if handle.perform(request, timeout_ms=10_000).status_code != 200:
+            raise RuntimeError("not 200")
+
+    return get
+
+
+GETTERS = {"httpx": httpx_getter, "curl": curl_getter}
+
+
+def bare(
+    url: str, threads: int, seconds: float, *, client: str, ca_bundle: str | None
+) -> dict:
     counts = {"requests": 0, "errors": 0}
     counts_lock = threading.Lock()
     deadline = time.monotonic() + seconds
     barrier = threading.Barrier(threads + 1)
 
     def hammer() -> None:
-        client = make_client()
+        get = GETTERS[client](url, ca_bundle)
         barrier.wait()
         done = errors = 0
         while time.monotonic() < deadline:
             try:
-                client.get(url, timeout=10).raise_for_status()
+                get()
                 done += 1
             except Exception:
                 errors += 1
@@ -64,7 +107,12 @@ def bare(url: str, threads: int, seconds: float) -> dict:
     started = time.monotonic()
     for worker in workers:
         worker.join()
-    return {**counts, "threads": threads, "seconds": time.monotonic() - started}
+    return {
+        **counts,
+        "client": client,
+        "threads": threads,
+        "seconds": time.monotonic() - started,
+    }
 
 
 # The naive poller
@@ -153,7 +201,7 @@ def naive(database_url: str, seconds: float) -> dict:
     def poll_forever(project: tuple, first_due: float) -> None:
         project_id, url, interval, unit, timeout = project
         interval *= multiplier[unit]
-        client = make_client()
+        client = httpx_client()
         polled = 0
         if stop.wait(max(first_due - time.monotonic(), 0)):
             return
@@ -214,6 +262,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     bare_args = commands.add_parser("bare", help="threads hammering one URL")
+    bare_args.add_argument("--client", choices=sorted(GETTERS), default="httpx")
+    bare_args.add_argument("--ca-bundle", help="PEM file of CAs to trust")
     bare_args.add_argument("--url", required=True)
     bare_args.add_argument("--threads", type=int, required=True)
     bare_args.add_argument("--seconds", type=float, required=True)
@@ -222,7 +272,13 @@ def main() -> None:
     naive_args.add_argument("--seconds", type=float, required=True)
     args = parser.parse_args()
     if args.command == "bare":
-        result = bare(args.url, args.threads, args.seconds)
+        result = bare(
+            args.url,
+            args.threads,
+            args.seconds,
+            client=args.client,
+            ca_bundle=args.ca_bundle,
+        )
     else:
         result = naive(args.database_url, args.seconds)
     print(json.dumps(result), flush=True)

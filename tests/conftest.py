@@ -41,6 +41,14 @@ def tls_ca() -> trustme.CA:
     return trustme.CA()
 
 
+@pytest.fixture(scope="session")
+def tls_ca_bundle(tls_ca, tmp_path_factory) -> str:
+    """tls_ca's certificate as a PEM file, for make_handle(ca_bundle=...)."""
+    path = tmp_path_factory.mktemp("tls") / "ca.pem"
+    tls_ca.cert_pem.write_to_path(str(path))
+    return str(path)
+
+
 @pytest.fixture
 def tls_target_server(tls_ca):
     """A TargetServer speaking https with a certificate from tls_ca."""

@@ -18,7 +18,7 @@ Routes (any method; HEAD gets headers only):
     /big/<bytes>            200 with that many body bytes, streamed
     /redirect/<n>           302 to /redirect/<n-1>; /redirect/0 is 200
     /redirect-loop          302 to itself
-    /redirect-to?location=  302 to the given location
+    /redirect-to?location=  302 (or &status=) to the given location
     /echo                   200 with JSON: method, path, headers, body
 
 Request bodies are read by Content-Length. Every request is recorded
@@ -309,8 +309,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(302, b"", [("Location", "/redirect-loop")])
 
     def route_redirect_to(self) -> None:
-        location = parse_qs(urlsplit(self.path).query)["location"][0]
-        self._send(302, b"", [("Location", location)])
+        query = parse_qs(urlsplit(self.path).query)
+        status = int(query.get("status", ["302"])[0])
+        self._send(status, b"", [("Location", query["location"][0])])
 
     def route_echo(self) -> None:
         request = self.recorded

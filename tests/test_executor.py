@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from polling.engine.executor import Executor
-from polling.engine.probe import make_client, probe
+from polling.engine.probe import make_handle, probe
 from polling.engine.stats import PollStats
 from polling.engine.types import Target, Task
 
@@ -27,7 +27,7 @@ class Harness:
             self.results,
             limit=limit,
             probe=probe,
-            make_client=make_client,
+            make_handle=make_handle,
             on_finished=self.finished.append,
             stats=self.stats,
         )

@@ -1,10 +1,13 @@
-"""probe() against real servers on 127.0.0.1 (tests/target_server.py)."""
+"""probe() against real servers on 127.0.0.1 (tests/target_server.py).
+
+Phases, certificates, DNS and the environment are in test_probe_phases.py
+and test_probe_network.py.
+"""
 
 from __future__ import annotations
 
 import logging
 import socket
-import ssl
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -12,8 +15,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from polling.engine.probe import USER_AGENT, make_client, probe
+from polling.engine.probe import USER_AGENT, make_handle, probe
 from polling.engine.types import Outcome, Target, Task
+from tests.waiting import wait_until
 
 # How long a probe may overrun its timeout before a test calls it unbounded.
 MARGIN = 1.5
@@ -22,18 +26,19 @@ TEN_GIB = 10 * 1024**3
 
 
 @pytest.fixture
-def client():
-    with make_client() as client:
-        yield client
+def handle():
+    handle = make_handle()
+    yield handle
+    handle.close()
 
 
-def poll(client, url: str, **fields) -> Outcome:
-    return probe(client, Task(Target(project_id=7, url=url, **fields), _now()))
+def poll(handle, url: str, **fields) -> Outcome:
+    return probe(handle, Task(Target(project_id=7, url=url, **fields), _now()))
 
 
-def timed_poll(client, url: str, **fields) -> tuple[Outcome, float]:
+def timed_poll(handle, url: str, **fields) -> tuple[Outcome, float]:
     start = time.monotonic()
-    outcome = poll(client, url, **fields)
+    outcome = poll(handle, url, **fields)
     return outcome, time.monotonic() - start
 
 
@@ -41,8 +46,8 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def test_it_records_an_ok_response_as_up(client, target_server):
-    outcome = poll(client, target_server.url("/ok"))
+def test_it_records_an_ok_response_as_up(handle, target_server):
+    outcome = poll(handle, target_server.url("/ok"))
 
     assert outcome.up is True
     assert outcome.project_id == 7
@@ -65,11 +70,11 @@ def test_it_records_an_ok_response_as_up(client, target_server):
     ],
 )
 def test_it_is_up_exactly_when_the_status_is_the_expected_one(
-    client, target_server, code, expected, error
+    handle, target_server, code, expected, error
 ):
     url = target_server.url(f"/status/{code}")
 
-    outcome = poll(client, url, expected_status=expected)
+    outcome = poll(handle, url, expected_status=expected)
 
     assert outcome.up is (error == "")
     assert outcome.error == error
@@ -77,26 +82,26 @@ def test_it_is_up_exactly_when_the_status_is_the_expected_one(
     assert outcome.response_time_ms is not None
 
 
-def test_it_follows_redirects_to_the_final_status(client, target_server):
-    outcome = poll(client, target_server.url("/redirect/3"))
+def test_it_follows_redirects_to_the_final_status(handle, target_server):
+    outcome = poll(handle, target_server.url("/redirect/3"))
 
     assert outcome.up is True
     assert outcome.status_code == 200
     assert target_server.count("/redirect/") == 4
 
 
-def test_it_follows_at_most_five_redirects(client, target_server):
-    assert poll(client, target_server.url("/redirect/5")).up is True
+def test_it_follows_at_most_five_redirects(handle, target_server):
+    assert poll(handle, target_server.url("/redirect/5")).up is True
 
-    outcome = poll(client, target_server.url("/redirect/6"))
+    outcome = poll(handle, target_server.url("/redirect/6"))
 
     assert outcome.up is False
     assert outcome.error == "too many redirects"
     assert outcome.status_code is None
 
 
-def test_it_stops_a_redirect_loop(client, target_server):
-    outcome = poll(client, target_server.url("/redirect-loop"))
+def test_it_stops_a_redirect_loop(handle, target_server):
+    outcome = poll(handle, target_server.url("/redirect-loop"))
 
     assert outcome.up is False
     assert outcome.error == "too many redirects"
@@ -110,16 +115,16 @@ def test_it_stops_a_redirect_loop(client, target_server):
         ("http://[::1", "invalid redirect location"),
     ],
 )
-def test_it_reports_a_redirect_it_cannot_follow(client, target_server, location, error):
-    outcome = poll(client, target_server.url(f"/redirect-to?location={location}"))
+def test_it_reports_a_redirect_it_cannot_follow(handle, target_server, location, error):
+    outcome = poll(handle, target_server.url(f"/redirect-to?location={location}"))
 
     assert outcome.up is False
     assert outcome.error == error
 
 
-def test_it_records_a_timeout_as_down(client, target_server):
+def test_it_records_a_timeout_as_down(handle, target_server):
     outcome, seconds = timed_poll(
-        client, target_server.url("/delay/5000"), timeout_seconds=1
+        handle, target_server.url("/delay/5000"), timeout_seconds=1
     )
 
     assert outcome.up is False
@@ -129,14 +134,14 @@ def test_it_records_a_timeout_as_down(client, target_server):
     assert seconds < 1 + MARGIN
 
 
-# The drips send a byte a second and each read may wait 1.5 s, so httpx's
-# own per-read timeouts never fire: only the whole-poll deadline in
-# polling.engine.probe stops these polls before the drip ends, ten seconds later.
+# The drips send a byte a second, so a timeout per read would never fire:
+# only the whole-poll deadline stops these polls before the drip ends, ten
+# seconds later.
 
 
-def test_it_bounds_a_body_that_drips(client, target_server):
+def test_it_bounds_a_body_that_drips(handle, target_server):
     outcome, seconds = timed_poll(
-        client, target_server.url("/drip/10"), timeout_seconds=1.5
+        handle, target_server.url("/drip/10"), timeout_seconds=1.5
     )
 
     assert outcome.up is False
@@ -146,9 +151,9 @@ def test_it_bounds_a_body_that_drips(client, target_server):
     assert seconds < 1.5 + MARGIN
 
 
-def test_it_bounds_headers_that_drip(client, target_server):
+def test_it_bounds_headers_that_drip(handle, target_server):
     outcome, seconds = timed_poll(
-        client, target_server.url("/drip-headers/10"), timeout_seconds=1.5
+        handle, target_server.url("/drip-headers/10"), timeout_seconds=1.5
     )
 
     assert outcome.up is False
@@ -157,41 +162,41 @@ def test_it_bounds_headers_that_drip(client, target_server):
     assert seconds < 1.5 + MARGIN
 
 
-def test_it_bounds_a_drip_over_tls(tls_ca, tls_target_server):
-    with make_client(ssl_context=_trusting(tls_ca)) as client:
-        outcome, seconds = timed_poll(
-            client, tls_target_server.url("/drip/10"), timeout_seconds=1.5
-        )
+def test_it_bounds_a_drip_over_tls(tls_ca_bundle, tls_target_server):
+    handle = make_handle(ca_bundle=tls_ca_bundle)
+    outcome, seconds = timed_poll(
+        handle, tls_target_server.url("/drip/10"), timeout_seconds=1.5
+    )
 
     assert outcome.error == "timed out after 1.5 s"
     assert seconds < 1.5 + MARGIN
 
 
-def test_each_thread_has_its_own_deadline(client, target_server):
+def test_each_poll_has_its_own_deadline(handle, target_server):
     # The drip reads its second byte after the other poll's one-second
     # deadline: a deadline shared between threads would cut it short.
     dripped = []
     thread = threading.Thread(
         target=lambda: dripped.append(
-            poll(client, target_server.url("/drip/2"), timeout_seconds=5)
+            poll(make_handle(), target_server.url("/drip/2"), timeout_seconds=5)
         )
     )
     thread.start()
-    _wait_until(lambda: target_server.count("/drip") == 1)
+    wait_until(lambda: target_server.count("/drip") == 1)
 
-    hung = poll(client, target_server.url("/hang"), timeout_seconds=1)
+    hung = poll(handle, target_server.url("/hang"), timeout_seconds=1)
     thread.join()
 
     assert hung.error == "timed out after 1 s"
     assert dripped[0].up is True
 
 
-def test_it_records_a_refused_connection(client):
+def test_it_records_a_refused_connection(handle):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
 
-    outcome = poll(client, f"http://127.0.0.1:{port}/")
+    outcome = poll(handle, f"http://127.0.0.1:{port}/")
 
     assert outcome.up is False
     assert outcome.error == "connection refused"
@@ -199,10 +204,10 @@ def test_it_records_a_refused_connection(client):
     assert outcome.response_time_ms is None
 
 
-def test_it_reads_at_most_a_mebibyte_of_a_huge_body(client, target_server):
+def test_it_reads_at_most_a_mebibyte_of_a_huge_body(handle, target_server):
     # Reading all 10 GiB would take far longer than the timeout.
     outcome, seconds = timed_poll(
-        client, target_server.url(f"/big/{TEN_GIB}"), timeout_seconds=1
+        handle, target_server.url(f"/big/{TEN_GIB}"), timeout_seconds=1
     )
 
     assert outcome.up is True
@@ -210,8 +215,8 @@ def test_it_reads_at_most_a_mebibyte_of_a_huge_body(client, target_server):
     assert seconds < 1
 
 
-def test_it_reports_garbage_as_an_invalid_response(client, target_server):
-    outcome = poll(client, target_server.url("/garbage"))
+def test_it_reports_garbage_as_an_invalid_response(handle, target_server):
+    outcome = poll(handle, target_server.url("/garbage"))
 
     assert outcome.up is False
     assert outcome.error == "invalid HTTP response"
@@ -226,27 +231,27 @@ def test_it_reports_garbage_as_an_invalid_response(client, target_server):
     ],
 )
 def test_it_reports_a_connection_dropped_without_an_answer(
-    client, target_server, path, error
+    handle, target_server, path, error
 ):
-    outcome = poll(client, target_server.url(path))
+    outcome = poll(handle, target_server.url(path))
 
     assert outcome.up is False
     assert outcome.error == error
 
 
-def test_it_sends_head_requests(client, target_server):
-    outcome = poll(client, target_server.url("/ok"), method="HEAD")
+def test_it_sends_head_requests(handle, target_server):
+    outcome = poll(handle, target_server.url("/ok"), method="HEAD")
 
     assert outcome.up is True
     assert target_server.requests[0].method == "HEAD"
 
 
-def test_it_sends_the_method_headers_and_body_as_given(client, target_server):
+def test_it_sends_the_method_headers_and_body_as_given(handle, target_server):
     headers = (("X-Token", "s3cret"), ("Content-Type", "application/json"))
     body = '{"greeting": "héllo"}'
 
     outcome = poll(
-        client, target_server.url("/echo"), method="POST", headers=headers, body=body
+        handle, target_server.url("/echo"), method="POST", headers=headers, body=body
     )
 
     assert outcome.up is True
@@ -259,41 +264,40 @@ def test_it_sends_the_method_headers_and_body_as_given(client, target_server):
     assert request.body == body.encode()
 
 
-def test_it_sends_no_body_when_the_body_is_empty(client, target_server):
-    poll(client, target_server.url("/echo"))
+def test_it_sends_no_body_when_the_body_is_empty(handle, target_server):
+    poll(handle, target_server.url("/echo"))
 
     [request] = target_server.requests
     assert request.body == b""
     assert request.header("Content-Length") is None
 
 
-def test_it_rejects_an_untrusted_certificate(client, tls_target_server):
-    outcome = poll(client, tls_target_server.url("/ok"))
+def test_it_rejects_an_untrusted_certificate(handle, tls_target_server):
+    outcome = poll(handle, tls_target_server.url("/ok"))
 
     assert outcome.up is False
     assert outcome.error.startswith("TLS certificate verify failed: ")
     assert outcome.status_code is None
 
 
-def test_it_polls_https_with_a_trusted_certificate(tls_ca, tls_target_server):
-    with make_client(ssl_context=_trusting(tls_ca)) as client:
-        outcome = poll(client, tls_target_server.url("/ok"))
+def test_it_polls_https_with_a_trusted_certificate(tls_ca_bundle, tls_target_server):
+    outcome = poll(make_handle(ca_bundle=tls_ca_bundle), tls_target_server.url("/ok"))
 
     assert outcome.up is True
 
 
-def test_it_reports_tls_spoken_to_a_plain_http_server(client, target_server):
+def test_it_reports_tls_spoken_to_a_plain_http_server(handle, target_server):
     url = target_server.url("/ok").replace("http://", "https://")
 
-    outcome = poll(client, url)
+    outcome = poll(handle, url)
 
     assert outcome.up is False
     assert outcome.error.startswith("TLS error: ")
 
 
-def test_it_names_the_host_when_dns_lookup_fails(client):
+def test_it_names_the_host_when_dns_lookup_fails(handle):
     # .invalid never resolves (RFC 6761); the lookup fails in milliseconds.
-    outcome, seconds = timed_poll(client, "http://no-such-host.invalid/")
+    outcome, seconds = timed_poll(handle, "http://no-such-host.invalid/")
 
     assert outcome.up is False
     assert outcome.error == "DNS lookup failed for no-such-host.invalid"
@@ -302,21 +306,21 @@ def test_it_names_the_host_when_dns_lookup_fails(client):
 
 @pytest.mark.parametrize("value", ["line\nbreak", "nön-ascii", "x\n" + "y" * 3000])
 def test_it_reports_an_invalid_header_value_instead_of_raising(
-    client, target_server, value
+    handle, target_server, value
 ):
-    outcome = poll(client, target_server.url("/ok"), headers=(("X-Bad", value),))
+    outcome = poll(handle, target_server.url("/ok"), headers=(("X-Bad", value),))
 
     assert outcome.up is False
     assert outcome.error.startswith("invalid request: ")
     assert len(outcome.error) <= 1000
 
 
-def test_it_records_when_the_poll_started_and_how_long_it_took(client, target_server):
+def test_it_records_when_the_poll_started_and_how_long_it_took(handle, target_server):
     due_at = _now() - timedelta(seconds=2)
     before = _now()
 
     outcome = probe(
-        client, Task(Target(project_id=1, url=target_server.url("/delay/200")), due_at)
+        handle, Task(Target(project_id=1, url=target_server.url("/delay/200")), due_at)
     )
 
     assert before <= outcome.started_at <= _now()
@@ -325,37 +329,28 @@ def test_it_records_when_the_poll_started_and_how_long_it_took(client, target_se
     assert 200 <= outcome.response_time_ms < 1000
 
 
-def test_one_client_serves_many_probes_from_several_threads(client, target_server):
+def test_threads_with_a_handle_each_poll_side_by_side(target_server):
     paths = ["/ok", "/status/503"] * 40
+    handles = threading.local()
+
+    def poll_on_this_thread(path: str) -> Outcome:
+        if not hasattr(handles, "handle"):
+            handles.handle = make_handle()
+        return poll(handles.handle, target_server.url(path))
 
     with ThreadPoolExecutor(max_workers=8) as pool:
-        outcomes = list(
-            pool.map(lambda path: poll(client, target_server.url(path)), paths)
-        )
+        outcomes = list(pool.map(poll_on_this_thread, paths))
 
     assert [outcome.up for outcome in outcomes] == [path == "/ok" for path in paths]
     assert target_server.count() == 80
 
 
-def test_it_logs_and_reports_an_unexpected_error(client, target_server, caplog):
-    client.close()
+def test_it_logs_and_reports_an_unexpected_error(handle, target_server, caplog):
+    handle.close()
 
     with caplog.at_level(logging.WARNING, logger="polling.engine.probe"):
-        outcome = poll(client, target_server.url("/ok"))
+        outcome = poll(handle, target_server.url("/ok"))
 
     assert outcome.up is False
-    assert outcome.error.startswith("unexpected error: RuntimeError: ")
+    assert outcome.error.startswith("unexpected error: error: ")
     assert caplog.records[0].exc_info is not None
-
-
-def _trusting(ca) -> ssl.SSLContext:
-    context = ssl.create_default_context()
-    ca.configure_trust(context)
-    return context
-
-
-def _wait_until(condition, seconds: float = 5) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "gave up waiting"
-        time.sleep(0.01)

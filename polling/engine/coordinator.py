@@ -62,7 +62,7 @@ class Coordinator:
             self._result_queue,
             limit=config.max_concurrent_http,
             probe=probing.probe,
-            make_client=probing.make_client,
+            make_handle=probing.make_handle,
             on_finished=self._scheduler.poll_finished,
             stats=self._stats,
         )

@@ -7,13 +7,19 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-
-import httpx
+from typing import Any, Protocol
 
 from polling.engine.stats import PollStats
 from polling.engine.types import Outcome, Task
 
 logger = logging.getLogger(__name__)
+
+
+class Handle(Protocol):
+    """What a worker polls with (a Transport, in the poller)."""
+
+    def close(self) -> Any: ...
+
 
 _STOP = object()  # one per worker on shutdown
 _RETIRE = object()  # wakes an idle worker after scale_to() lowers the limit
@@ -22,9 +28,9 @@ _RETIRE = object()  # wakes an idle worker after scale_to() lowers the limit
 class Executor:
     """Runs up to `limit` polls at once, one per worker thread.
 
-    Each worker owns a long-lived httpx.Client: one client shared by many
-    threads slows down as threads are added (httpcore rescans its pool on
-    every request), while one per thread stays flat. Outcomes go on the
+    Each worker owns a long-lived handle from `make_handle` and keeps its
+    connections between polls; `probe(handle, task)` makes one poll with
+    it. Outcomes go on the
     bounded result queue; when it is full the worker waits, so a slow
     database slows polling down instead of losing results.
     """
@@ -35,8 +41,8 @@ class Executor:
         result_queue: queue.Queue,
         *,
         limit: int,
-        probe: Callable[[httpx.Client, Task], Outcome],
-        make_client: Callable[[], httpx.Client],
+        probe: Callable[[Any, Task], Outcome],
+        make_handle: Callable[[], Handle],
         on_finished: Callable[[int], None],
         stats: PollStats,
     ) -> None:
@@ -44,7 +50,7 @@ class Executor:
         self._results = result_queue
         self._limit = limit
         self._probe = probe
-        self._make_client = make_client
+        self._make_handle = make_handle
         self._on_finished = on_finished
         self._stats = stats
         self._lock = threading.Lock()
@@ -128,7 +134,7 @@ class Executor:
             return False
 
     def _work(self) -> None:
-        client = self._make_client()
+        handle = self._make_handle()
         try:
             while not self._should_retire():
                 item = self._tasks.get()
@@ -136,16 +142,16 @@ class Executor:
                     break
                 if item is _RETIRE:
                     continue
-                self._poll(client, item)
+                self._poll(handle, item)
         finally:
-            client.close()
+            handle.close()
             with self._lock:
                 self._workers.discard(threading.current_thread())
 
-    def _poll(self, client: httpx.Client, task: Task) -> None:
+    def _poll(self, handle: Handle, task: Task) -> None:
         try:
             started = time.monotonic()
-            outcome = self._probe_counted(client, task)
+            outcome = self._probe_counted(handle, task)
             if outcome is None:
                 return
             logger.debug(
@@ -161,11 +167,11 @@ class Executor:
         finally:
             self._on_finished(task.target.project_id)
 
-    def _probe_counted(self, client: httpx.Client, task: Task) -> Outcome | None:
+    def _probe_counted(self, handle: Handle, task: Task) -> Outcome | None:
         with self._lock:
             self._in_flight += 1
         try:
-            return self._probe(client, task)
+            return self._probe(handle, task)
         except Exception:  # probe() never raises; this keeps the worker alive
             logger.exception("Probe of project %s raised", task.target.project_id)
             return None

@@ -2,287 +2,237 @@
 
 Every failure becomes a down Outcome with a short reason a person can read
 ("timed out after 10 s", "connection refused", "expected 200, got 503").
+The project's timeout bounds the whole poll: DNS, connect, TLS, headers,
+body and every redirect, so a server that drips one byte a second cannot
+hold a worker.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import functools
 import logging
-import socket
-import ssl
-import threading
+import re
 import time
-from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from urllib.parse import urlsplit
 
 import certifi
-import httpcore
-import httpx
 
+from polling.engine.reasons import timed_out, transfer_reason
+from polling.engine.transport import (
+    MAX_BODY_BYTES,
+    USER_AGENT,
+    Phases,
+    Request,
+    Response,
+    TransferError,
+    Transport,
+)
 from polling.engine.types import Outcome, Target, Task
 
 logger = logging.getLogger(__name__)
 
-USER_AGENT = "uptime-monitor/0.1"
+__all__ = ["MAX_BODY_BYTES", "USER_AGENT", "make_handle", "probe"]
+
 MAX_REDIRECTS = 5
-MAX_BODY_BYTES = 1024 * 1024
 # The length of PollResult.error_message; probe.py stays free of Django.
 MAX_ERROR_LENGTH = 1000
-LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
-
-_ERRNO_REASONS = {
-    errno.ECONNREFUSED: "connection refused",
-    errno.ECONNRESET: "connection reset by peer",
-    errno.ECONNABORTED: "connection aborted",
-    errno.EPIPE: "the server closed the connection while the request was sent",
-    errno.ENETUNREACH: "network unreachable",
-    errno.EHOSTUNREACH: "host unreachable",
-}
-_NO_RESPONSE = "Server disconnected without sending a response"
-_SHORT_BODY = "peer closed connection without sending complete message body"
-
-# When the current thread's poll must be over, as a time.monotonic() value.
-_poll = threading.local()
-_ssl_context_lock = threading.Lock()
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+SCHEMES = ("http", "https")
+# Headers that must not follow a redirect to another origin.
+CREDENTIAL_HEADERS = frozenset({"authorization", "cookie"})
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
-def make_client(*, ssl_context: ssl.SSLContext | None = None) -> httpx.Client:
-    """Build a client for one worker thread; it is cheap and long-lived.
+def make_handle(
+    *, ca_bundle: str | None = None, resolve: Sequence[str] = ()
+) -> Transport:
+    """Build the long-lived handle of one worker thread.
 
-    Tests pass `ssl_context` to trust a local certificate authority; the
-    poller leaves it out and gets one shared context with certifi's roots.
+    `ca_bundle` is a PEM file of the certificate authorities to trust
+    (default: certifi's); `resolve` overrides DNS, for tests.
     """
-    ssl_context = ssl_context or _default_ssl_context()
-    return httpx.Client(
-        transport=_deadline_transport(ssl_context),
-        verify=ssl_context,
-        follow_redirects=True,
-        max_redirects=MAX_REDIRECTS,
-        headers={"User-Agent": USER_AGENT},
-        # No proxies or .netrc from the environment: a proxy mount would get
-        # a transport of its own, outside the deadline below.
-        trust_env=False,
-    )
+    return Transport(ca_bundle=ca_bundle or certifi.where(), resolve=resolve)
 
 
-def probe(client: httpx.Client, task: Task) -> Outcome:
+class PollFailed(Exception):
+    def __init__(self, reason: str, status_code: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.status_code = status_code
+
+
+@dataclass(slots=True)
+class _Trace:
+    """What the hops of one poll added up to."""
+
+    phases: Phases = field(default_factory=Phases)
+    tls_expires_at: datetime | None = None
+
+    def add(self, phases: Phases, tls_expires_at: datetime | None = None) -> None:
+        self.phases += phases
+        if tls_expires_at and (
+            self.tls_expires_at is None or tls_expires_at < self.tls_expires_at
+        ):
+            self.tls_expires_at = tls_expires_at
+
+
+def probe(handle: Transport, task: Task) -> Outcome:
     """Poll the task's target once and say what happened."""
     target = task.target
-    outcome = functools.partial(
-        Outcome,
-        project_id=target.project_id,
-        started_at=datetime.now(UTC),
-        due_at=task.due_at,
-    )
+    started_at = datetime.now(UTC)
     start = time.monotonic()
-    _poll.deadline = start + target.timeout_seconds
-    response = None
+    trace = _Trace()
     try:
-        with _stream(client, target) as response:
-            _read_capped(response)
-            elapsed_ms = round((time.monotonic() - start) * 1000)
+        response = _follow(handle, target, start + target.timeout_seconds, trace)
+    except PollFailed as failed:
+        return _outcome(task, started_at, trace, failed.status_code, failed.reason)
     except Exception as exc:
-        status_code = None if response is None else response.status_code
-        error = _reason(exc, target)[:MAX_ERROR_LENGTH]
-        return outcome(up=False, status_code=status_code, error=error)
-    finally:
-        _poll.deadline = None
-    status_code = response.status_code
-    up = status_code == target.expected_status
-    error = "" if up else f"expected {target.expected_status}, got {status_code}"
-    return outcome(
-        up=up, status_code=status_code, response_time_ms=elapsed_ms, error=error
+        logger.warning("Unexpected error polling %s", target.url, exc_info=exc)
+        reason = f"unexpected error: {type(exc).__name__}: {exc}"
+        return _outcome(task, started_at, trace, None, reason)
+    elapsed_ms = round((time.monotonic() - start) * 1000)
+    return _outcome(
+        task,
+        started_at,
+        trace,
+        response.status_code,
+        _judge(target, response),
+        response_time_ms=elapsed_ms,
     )
 
 
-def _stream(
-    client: httpx.Client, target: Target
-) -> contextlib.AbstractContextManager[httpx.Response]:
-    return client.stream(
-        target.method,
-        target.url,
+def _judge(target: Target, response: Response) -> str:
+    """Why the final response counts as down; empty when it is up."""
+    if response.status_code != target.expected_status:
+        return f"expected {target.expected_status}, got {response.status_code}"
+    return ""
+
+
+def _outcome(
+    task: Task,
+    started_at: datetime,
+    trace: _Trace,
+    status_code: int | None,
+    error: str,
+    *,
+    response_time_ms: int | None = None,
+) -> Outcome:
+    dns, connect, tls, first_byte = (_ms(us) for us in trace.phases)
+    return Outcome(
+        project_id=task.target.project_id,
+        up=not error,
+        started_at=started_at,
+        due_at=task.due_at,
+        status_code=status_code,
+        response_time_ms=response_time_ms,
+        error=error[:MAX_ERROR_LENGTH],
+        dns_ms=dns,
+        connect_ms=connect,
+        tls_ms=tls,
+        first_byte_ms=first_byte,
+        tls_expires_at=trace.tls_expires_at,
+    )
+
+
+def _ms(microseconds: int | None) -> int | None:
+    return None if microseconds is None else round(microseconds / 1000)
+
+
+# Redirects -------------------------------------------------------------------
+
+
+def _follow(handle: Transport, target: Target, deadline: float, trace: _Trace):
+    """Send the target's request and follow up to MAX_REDIRECTS redirects;
+    returns the final response or raises PollFailed."""
+    request = _first_request(target)
+    for _ in range(MAX_REDIRECTS + 1):
+        response = _send(handle, request, deadline, target, trace)
+        if response.status_code not in REDIRECT_STATUSES or not response.location:
+            return response
+        request = _redirected(request, response)
+    raise PollFailed("too many redirects")
+
+
+def _first_request(target: Target) -> Request:
+    if urlsplit(target.url).scheme not in SCHEMES:
+        raise PollFailed(f"unsupported URL: {target.url}")
+    for name, value in target.headers:
+        _check_header(name, value)
+    return Request(
+        method=target.method,
+        url=target.url,
         headers=target.headers,
-        content=target.body or None,
-        timeout=target.timeout_seconds,
+        body=target.body.encode(),
     )
 
 
-def _read_capped(response: httpx.Response) -> None:
-    """Read up to MAX_BODY_BYTES of the raw body; closing drops the rest."""
-    received = 0
-    for chunk in response.iter_raw():
-        received += len(chunk)
-        if received >= MAX_BODY_BYTES:
-            return
+def _check_header(name: str, value: str) -> None:
+    if not (name.isascii() and value.isascii()):
+        raise PollFailed("invalid request: header names and values must be ASCII")
+    if not _TOKEN.fullmatch(name):
+        raise PollFailed(f"invalid request: {name!r} is not a header name")
+    if any(c in value for c in "\r\n\0"):
+        raise PollFailed(f"invalid request: the value of {name} has a line break")
 
 
-def _default_ssl_context() -> ssl.SSLContext:
-    # Building a context costs about 60 ms of CPU; build it once, even when
-    # every worker thread makes its client at the same moment.
-    with _ssl_context_lock:
-        return _certifi_ssl_context()
-
-
-@functools.cache
-def _certifi_ssl_context() -> ssl.SSLContext:
-    return ssl.create_default_context(cafile=certifi.where())
-
-
-# The deadline ----------------------------------------------------------------
-#
-# httpx timeouts bound each connect, read and write on its own, so a server
-# that sends one byte a second would hold a worker for ever. The streams
-# below cut every timeout to the time left in the current thread's poll, so
-# the project's timeout bounds connect, TLS, headers, body and every redirect
-# hop together. DNS lookups (getaddrinfo inside socket.create_connection)
-# cannot be interrupted and are not bounded by it.
-
-
-def _deadline_transport(ssl_context: ssl.SSLContext) -> httpx.HTTPTransport:
-    transport = httpx.HTTPTransport(verify=ssl_context, limits=LIMITS)
-    # httpx 0.28's HTTPTransport takes no network_backend argument, so its
-    # pool is replaced by the same pool with the deadline backend. The drip
-    # tests in tests/test_probe.py fail if this stops taking effect.
-    transport._pool = httpcore.ConnectionPool(
-        ssl_context=ssl_context,
-        max_connections=LIMITS.max_connections,
-        max_keepalive_connections=LIMITS.max_keepalive_connections,
-        keepalive_expiry=LIMITS.keepalive_expiry,
-        network_backend=_DeadlineBackend(),
-    )
-    return transport
-
-
-def _time_left(timeout: float | None, timeout_error: type[Exception]) -> float | None:
-    """Cut an operation's timeout to what is left of the poll's budget."""
-    deadline = getattr(_poll, "deadline", None)
-    if deadline is None:
-        return timeout
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise timeout_error("the poll's timeout is spent")
-    return left if timeout is None else min(timeout, left)
-
-
-class _DeadlineBackend(httpcore.SyncBackend):
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.NetworkStream:
-        # The cut applies once: create_connection gives each address it
-        # tries this timeout, and DNS is not covered at all.
-        timeout = _time_left(timeout, httpcore.ConnectTimeout)
-        stream = super().connect_tcp(host, port, timeout, local_address, socket_options)
-        return _DeadlineStream(stream)
-
-
-class _DeadlineStream(httpcore.NetworkStream):
-    def __init__(self, stream: httpcore.NetworkStream) -> None:
-        self._stream = stream
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._stream.read(max_bytes, _time_left(timeout, httpcore.ReadTimeout))
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._stream.write(buffer, _time_left(timeout, httpcore.WriteTimeout))
-
-    def close(self) -> None:
-        self._stream.close()
-
-    def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.NetworkStream:
-        timeout = _time_left(timeout, httpcore.ConnectTimeout)
-        return _DeadlineStream(
-            self._stream.start_tls(ssl_context, server_hostname, timeout)
-        )
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._stream.get_extra_info(info)
-
-
-# Reasons ---------------------------------------------------------------------
-
-
-def _reason(exc: Exception, target: Target) -> str:
-    """Say in a few words why a poll failed; log what was not foreseen."""
-    if isinstance(exc, httpx.TimeoutException):
-        return f"timed out after {target.timeout_seconds:g} s"
-    if isinstance(exc, httpx.TooManyRedirects):
-        return "too many redirects"
-    if isinstance(exc, httpx.UnsupportedProtocol):
-        return _unsupported_reason(exc, target)
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return _protocol_reason(exc)
-    if isinstance(exc, httpx.LocalProtocolError | httpx.InvalidURL):
-        return f"invalid request: {exc}"
-    if isinstance(exc, UnicodeEncodeError):
-        return "invalid request: header names and values must be ASCII"
-    if isinstance(exc, httpx.TransportError):
-        reason = _network_reason(exc, target)
-        if reason:
-            return reason
-    logger.warning("Unexpected error polling %s", target.url, exc_info=exc)
-    cause = _innermost_cause(exc)
-    return f"unexpected error: {type(cause).__name__}: {cause}"
-
-
-def _unsupported_reason(exc: httpx.UnsupportedProtocol, target: Target) -> str:
-    url = _failed_url(exc, target)
-    if url == httpx.URL(target.url):
-        return f"unsupported URL: {url}"
-    return f"unsupported redirect target: {url}"
-
-
-def _protocol_reason(exc: httpx.RemoteProtocolError) -> str:
-    message = str(exc)
-    if message.startswith(_NO_RESPONSE):
-        return "server closed the connection without a response"
-    if message.startswith(_SHORT_BODY):
-        return "server closed the connection before the body was complete"
-    if message.startswith("Invalid URL in location header"):
-        return "invalid redirect location"
-    return "invalid HTTP response"
-
-
-def _network_reason(exc: httpx.TransportError, target: Target) -> str | None:
-    """Name a connect, read or write failure, or None if it is not foreseen."""
-    cause = _innermost_cause(exc)
-    if isinstance(cause, ssl.SSLCertVerificationError):
-        return f"TLS certificate verify failed: {cause.verify_message}"
-    if isinstance(cause, ssl.SSLError):
-        reason = (cause.reason or str(cause)).replace("_", " ").lower()
-        return f"TLS error: {reason}"
-    if isinstance(cause, socket.gaierror):
-        return f"DNS lookup failed for {_failed_url(exc, target).host}"
-    if isinstance(cause, OSError):
-        return _ERRNO_REASONS.get(cause.errno)
-    return None
-
-
-def _failed_url(exc: httpx.RequestError, target: Target) -> httpx.URL:
-    """The URL of the hop that failed; a redirect may have changed it."""
+def _redirected(request: Request, response: Response) -> Request:
+    """The request a redirect asks for, as browsers (and httpx) make it."""
     try:
-        return exc.request.url
-    except RuntimeError:  # No request attached: raised outside a client.
-        return httpx.URL(target.url)
+        parts = urlsplit(response.location)
+    except ValueError:
+        raise PollFailed("invalid redirect location") from None
+    if parts.scheme not in SCHEMES or not parts.hostname:
+        raise PollFailed(f"unsupported redirect target: {response.location}")
+    method, body = request.method, request.body
+    if (response.status_code == 303 and method != "HEAD") or (
+        response.status_code in (301, 302) and method == "POST"
+    ):
+        method, body = "GET", b""
+    headers = request.headers
+    if _origin(request.url) != _origin(response.location):
+        headers = tuple(h for h in headers if h[0].lower() not in CREDENTIAL_HEADERS)
+    return replace(
+        request, method=method, url=response.location, headers=headers, body=body
+    )
 
 
-def _innermost_cause(exc: BaseException) -> BaseException:
-    # Follow __context__ too: httpcore's pool re-raises with "from None",
-    # which drops the OSError from __cause__ but keeps it there.
-    seen = {id(exc)}
-    while (inner := exc.__cause__ or exc.__context__) and id(inner) not in seen:
-        seen.add(id(inner))
-        exc = inner
-    return exc
+def _origin(url: str) -> tuple:
+    parts = urlsplit(url)
+    return parts.scheme, parts.hostname, parts.port
+
+
+# One exchange ----------------------------------------------------------------
+
+
+def _send(
+    handle: Transport, request: Request, deadline: float, target: Target, trace: _Trace
+) -> Response:
+    left_ms = int((deadline - time.monotonic()) * 1000)
+    if left_ms <= 0:
+        raise PollFailed(_timed_out(target))
+    try:
+        response = handle.perform(request, timeout_ms=left_ms)
+    except TransferError as error:
+        trace.add(error.phases)
+        reason = transfer_reason(error, request.url, target.timeout_seconds)
+        raise PollFailed(
+            reason or _unforeseen(error, request), error.status_code
+        ) from None
+    trace.add(response.phases, response.tls_expires_at)
+    return response
+
+
+def _timed_out(target: Target) -> str:
+    return timed_out(target.timeout_seconds)
+
+
+def _unforeseen(error: TransferError, request: Request) -> str:
+    logger.warning(
+        "Unexpected libcurl error %d polling %s: %s",
+        error.code,
+        request.url,
+        error.message,
+    )
+    return f"unexpected error: curl error {error.code}: {error.message}"

@@ -34,7 +34,14 @@ class Task:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What one poll found. `error` is empty exactly when `up` is true."""
+    """What one poll found. `error` is empty exactly when `up` is true.
+
+    The phases are milliseconds spent on each step of the poll, summed over
+    its redirects; None when the step did not happen (a reused connection
+    needs no DNS, connect or TLS; plain http has no TLS; a poll that failed
+    early never got a first byte). `tls_expires_at` is when the server's
+    certificate expires, for https polls that got that far.
+    """
 
     project_id: int
     up: bool
@@ -43,6 +50,13 @@ class Outcome:
     status_code: int | None = None
     response_time_ms: int | None = None
     error: str = ""
+    dns_ms: int | None = None
+    connect_ms: int | None = None
+    tls_ms: int | None = None
+    # From the request sent to the first byte of the response: the server's
+    # think time.
+    first_byte_ms: int | None = None
+    tls_expires_at: datetime | None = None  # wall clock, UTC
 
     @property
     def lag_seconds(self) -> float:

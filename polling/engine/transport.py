@@ -1,0 +1,231 @@
+"""One HTTP request and its response, on a long-lived libcurl handle.
+
+A Transport belongs to one worker thread and keeps its connections, TLS
+sessions and DNS answers from one poll to the next. libcurl does the whole
+exchange in C with the GIL released, so a thread waiting on a slow server
+costs the others nothing, and it reports how long each phase took.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+import pycurl
+
+USER_AGENT = "uptime-monitor/0.1"
+MAX_BODY_BYTES = 1024 * 1024
+# Certificates remembered per origin, for polls over a reused connection.
+MAX_REMEMBERED_CERTIFICATES = 1000
+_METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    method: str
+    url: str
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class Phases:
+    """Microseconds spent resolving, connecting, shaking hands and waiting
+    for the first byte; None for a phase that did not happen."""
+
+    dns_us: int | None = None
+    connect_us: int | None = None
+    tls_us: int | None = None
+    first_byte_us: int | None = None
+
+    def __add__(self, other: Phases) -> Phases:
+        return Phases(*(_add(a, b) for a, b in zip(self, other, strict=True)))
+
+    def __iter__(self):
+        return iter((self.dns_us, self.connect_us, self.tls_us, self.first_byte_us))
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    status_code: int
+    location: str | None  # where a redirect points, made absolute
+    phases: Phases
+    tls_expires_at: datetime | None
+
+
+class TransferError(Exception):
+    """libcurl gave up on the exchange: `code` is its CURLE_* number."""
+
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        *,
+        os_errno: int = 0,
+        status_code: int | None = None,
+        phases: Phases = Phases(),
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.os_errno = os_errno
+        self.status_code = status_code
+        self.phases = phases
+
+
+class Transport:
+    """A libcurl easy handle set up for polling: no proxies from the
+    environment, no .netrc, no cookies, http and https only, certificates
+    checked against `ca_bundle`, redirects left to the caller.
+
+    `resolve` takes libcurl's "host:port:address[,address...]" entries,
+    answers used instead of DNS (tests point names at 127.0.0.1 with it).
+    """
+
+    def __init__(self, *, ca_bundle: str, resolve: Sequence[str] = ()) -> None:
+        self._curl = pycurl.Curl()
+        self._received = 0
+        self._capped = False
+        self._certificates: dict[str, datetime | None] = {}
+        self._set_defaults(ca_bundle, list(resolve))
+
+    def perform(self, request: Request, *, timeout_ms: int) -> Response:
+        """Send the request and read at most MAX_BODY_BYTES of the answer
+        within `timeout_ms`; raises TransferError when that fails."""
+        curl = self._curl
+        self._prepare(request, timeout_ms)
+        try:
+            curl.perform()
+        except pycurl.error as error:
+            code, message = error.args
+            if not (code == pycurl.E_WRITE_ERROR and self._capped):
+                raise self._failure(code, message) from None
+        status_code = curl.getinfo(pycurl.RESPONSE_CODE)
+        return Response(
+            status_code=status_code,
+            location=curl.getinfo(pycurl.REDIRECT_URL) if status_code >= 300 else None,
+            phases=self._phases(),
+            tls_expires_at=self._certificate_expiry(request.url),
+        )
+
+    def close(self) -> None:
+        """Close the connections. Waits for DNS lookups that a timeout
+        abandoned (at most the system resolver's own timeout)."""
+        self._curl.close()
+
+    def _set_defaults(self, ca_bundle: str, resolve: list[str]) -> None:
+        curl = self._curl
+        curl.setopt(pycurl.NOSIGNAL, 1)
+        curl.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
+        curl.setopt(pycurl.FOLLOWLOCATION, 0)
+        # An empty proxy overrides http_proxy and friends; .netrc is only
+        # read when asked for, and no cookie engine is switched on.
+        curl.setopt(pycurl.PROXY, "")
+        curl.setopt(pycurl.USERAGENT, USER_AGENT)
+        curl.setopt(pycurl.CAINFO, ca_bundle)
+        curl.setopt(pycurl.OPT_CERTINFO, 1)
+        curl.setopt(pycurl.WRITEFUNCTION, self._write)
+        if resolve:
+            curl.setopt(pycurl.RESOLVE, resolve)
+
+    def _prepare(self, request: Request, timeout_ms: int) -> None:
+        curl = self._curl
+        self._received = 0
+        self._capped = False
+        curl.setopt(pycurl.URL, request.url)
+        curl.setopt(pycurl.TIMEOUT_MS, timeout_ms)
+        curl.setopt(pycurl.CONNECTTIMEOUT_MS, timeout_ms)
+        # "Expect:" stops libcurl from waiting for 100-continue on big bodies.
+        headers = [f"{name}: {value}" for name, value in request.headers]
+        curl.setopt(pycurl.HTTPHEADER, [*headers, "Expect:"])
+        # HTTPGET undoes the last request's method, body and NOBODY.
+        curl.setopt(pycurl.HTTPGET, 1)
+        if request.method == "HEAD":
+            curl.setopt(pycurl.NOBODY, 1)
+        elif request.body or request.method in _METHODS_WITH_BODY:
+            curl.setopt(pycurl.POSTFIELDSIZE, len(request.body))
+            curl.setopt(pycurl.COPYPOSTFIELDS, request.body)
+        if request.method in ("HEAD", "POST") or (
+            request.method == "GET" and not request.body
+        ):
+            curl.unsetopt(pycurl.CUSTOMREQUEST)
+        else:
+            curl.setopt(pycurl.CUSTOMREQUEST, request.method)
+
+    def _write(self, chunk: bytes) -> int | None:
+        """Count the body; past MAX_BODY_BYTES, stop the transfer."""
+        room = MAX_BODY_BYTES - self._received
+        if len(chunk) > room:
+            self._received = MAX_BODY_BYTES
+            self._capped = True
+            return 0  # anything but len(chunk) aborts the transfer
+        self._received += len(chunk)
+        return None
+
+    def _failure(self, code: int, message: str) -> TransferError:
+        curl = self._curl
+        return TransferError(
+            code,
+            message,
+            os_errno=curl.getinfo(pycurl.OS_ERRNO),
+            status_code=curl.getinfo(pycurl.RESPONSE_CODE) or None,
+            phases=self._phases(),
+        )
+
+    def _phases(self) -> Phases:
+        """Each phase's share of the last exchange. libcurl reports times
+        from the start of the exchange and 0 for steps that did not happen
+        (all of the first three on a reused connection)."""
+        curl = self._curl
+        resolved = curl.getinfo(pycurl.NAMELOOKUP_TIME_T)
+        connected = curl.getinfo(pycurl.CONNECT_TIME_T)
+        handshaken = curl.getinfo(pycurl.APPCONNECT_TIME_T)
+        return Phases(
+            dns_us=resolved or None,
+            connect_us=connected - resolved if connected else None,
+            tls_us=handshaken - connected if handshaken else None,
+            first_byte_us=self._first_byte_us(),
+        )
+
+    def _first_byte_us(self) -> int | None:
+        """From the request sent to the first byte of the answer; None when
+        no answer came (libcurl still sets both times when it gives up)."""
+        curl = self._curl
+        if not curl.getinfo(pycurl.HEADER_SIZE):
+            return None
+        return curl.getinfo(pycurl.STARTTRANSFER_TIME_T) - curl.getinfo(
+            pycurl.PRETRANSFER_TIME_T
+        )
+
+    def _certificate_expiry(self, url: str) -> datetime | None:
+        """When the server's certificate expires: read after a handshake,
+        remembered for later polls over the same connection."""
+        parts = urlsplit(url)
+        if parts.scheme != "https":
+            return None
+        origin = parts.netloc
+        chain = self._curl.getinfo(pycurl.INFO_CERTINFO)
+        if chain:
+            if len(self._certificates) >= MAX_REMEMBERED_CERTIFICATES:
+                self._certificates.clear()
+            self._certificates[origin] = _expiry(chain[0])
+        return self._certificates.get(origin)
+
+
+def _expiry(certificate: Sequence[tuple[str, str]]) -> datetime | None:
+    for field, value in certificate:
+        if field == "Expire date":
+            try:
+                return datetime.fromtimestamp(ssl.cert_time_to_seconds(value), UTC)
+            except (ValueError, OverflowError):
+                return None
+    return None
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    return a if b is None else a + b

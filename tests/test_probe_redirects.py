@@ -1,0 +1,97 @@
+"""How probe() follows redirects: methods, bodies and credentials, as
+browsers and httpx do. Real servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from urllib.parse import quote
+
+import pytest
+
+from polling.engine.probe import make_handle, probe
+from polling.engine.types import Outcome, Target, Task
+
+
+def poll(handle, url: str, **fields) -> Outcome:
+    return probe(
+        handle, Task(Target(project_id=5, url=url, **fields), datetime.now(UTC))
+    )
+
+
+@pytest.fixture
+def handle(target_server):
+    # other.test is another origin on the same local server.
+    handle = make_handle(resolve=[f"other.test:{target_server.port}:127.0.0.1"])
+    yield handle
+    handle.close()
+
+
+def redirect(server, location: str, status: int = 302) -> str:
+    return server.url(
+        f"/redirect-to?status={status}&location={quote(location, safe='')}"
+    )
+
+
+@pytest.mark.parametrize("status", [301, 302, 303])
+def test_a_post_redirected_by_301_302_or_303_becomes_a_get_without_body(
+    handle, target_server, status
+):
+    url = redirect(target_server, "/echo", status)
+
+    outcome = poll(handle, url, method="POST", body="payload")
+
+    assert outcome.up is True
+    first, second = target_server.requests
+    assert (first.method, first.body) == ("POST", b"payload")
+    assert (second.method, second.path, second.body) == ("GET", "/echo", b"")
+
+
+@pytest.mark.parametrize("status", [307, 308])
+def test_307_and_308_repeat_the_method_and_body(handle, target_server, status):
+    url = redirect(target_server, "/echo", status)
+
+    poll(handle, url, method="PUT", body="payload")
+
+    second = target_server.requests[1]
+    assert (second.method, second.body) == ("PUT", b"payload")
+
+
+def test_a_head_redirected_by_303_stays_a_head(handle, target_server):
+    poll(handle, redirect(target_server, "/ok", 303), method="HEAD")
+
+    assert [r.method for r in target_server.requests] == ["HEAD", "HEAD"]
+
+
+def test_credentials_do_not_follow_a_redirect_to_another_origin(handle, target_server):
+    elsewhere = f"http://other.test:{target_server.port}/echo"
+    headers = (("Authorization", "Bearer s3cret"), ("X-Trace", "kept"))
+
+    outcome = poll(handle, redirect(target_server, elsewhere), headers=headers)
+
+    assert outcome.up is True
+    second = target_server.requests[1]
+    assert second.header("Host") == f"other.test:{target_server.port}"
+    assert second.header("Authorization") is None
+    assert second.header("X-Trace") == "kept"
+
+
+def test_credentials_follow_a_redirect_on_the_same_origin(handle, target_server):
+    headers = (("Authorization", "Bearer s3cret"),)
+
+    poll(handle, redirect(target_server, "/echo"), headers=headers)
+
+    assert target_server.requests[1].header("Authorization") == "Bearer s3cret"
+
+
+def test_a_3xx_without_location_is_the_final_status(handle, target_server):
+    outcome = poll(handle, target_server.url("/status/301"), expected_status=301)
+
+    assert outcome.up is True
+    assert outcome.status_code == 301
+
+
+def test_it_refuses_a_url_that_is_not_http(handle):
+    outcome = poll(handle, "ftp://files.invalid/report.csv")
+
+    assert outcome.up is False
+    assert outcome.error == "unsupported URL: ftp://files.invalid/report.csv"
