@@ -7,9 +7,16 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-from django.db import DatabaseError, connection, transaction
+from django.db import (
+    DatabaseError,
+    InterfaceError,
+    OperationalError,
+    connection,
+    transaction,
+)
 
 from polling.engine.types import Outcome, Target
+from polling.engine.writer import StoreUnavailable
 from projects.models import (
     MAX_ERROR_MESSAGE_LENGTH,
     HourlyRollup,
@@ -71,6 +78,20 @@ class DatabaseTargetSource:
         close_connection()
 
 
+def is_connection_error(error: BaseException) -> bool:
+    """Whether the error says the database could not be reached or the
+    connection was lost (or, on SQLite, the database was locked), as
+    opposed to refusing the data."""
+    driver = connection.Database
+    return isinstance(
+        error,
+        OperationalError
+        | InterfaceError
+        | driver.OperationalError
+        | driver.InterfaceError,
+    )
+
+
 def close_connection() -> None:
     """Close this thread's connection; threads call it before they end."""
     with contextlib.suppress(DatabaseError):
@@ -83,14 +104,17 @@ class DatabaseResultStore:
 
     def save(self, outcomes: Sequence[Outcome]) -> int:
         """Returns how many were saved; outcomes of deleted projects are
-        dropped quietly."""
+        dropped quietly. Raises StoreUnavailable when the database cannot
+        be reached; other errors (bad data, a bug) pass through."""
         try:
             with transaction.atomic():
                 return _save(outcomes)
-        except DatabaseError:
+        except Exception as error:
+            if not is_connection_error(error):
+                raise
             # A broken connection would fail every retry; reconnect next time.
             close_connection()
-            raise
+            raise StoreUnavailable(str(error) or type(error).__name__) from error
 
     def close(self) -> None:
         close_connection()

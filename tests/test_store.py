@@ -1,15 +1,20 @@
 from __future__ import annotations
 
+import queue
 from datetime import timedelta
 
 import pytest
 
+from django.db import IntegrityError
+
 from polling.engine.types import Target
+from polling.engine.writer import ResultWriter
 from polling.store import DatabaseResultStore, load_target, load_targets
 from projects.models import PollResult
 from projects.rollups import rebuild_rollups
 from tests.factories import rollup_rows
 from tests.outcomes import T0, outcome
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -140,3 +145,35 @@ def test_rollups_kept_by_the_writer_equal_a_rebuild_from_raw_rows(make_project):
     assert kept == rollup_rows()
     assert len(kept) >= 4
     assert sum(row[2] for row in kept) == 160
+
+
+def test_a_value_the_database_refuses_is_not_an_outage(make_project):
+    project = make_project()
+    # A CHECK constraint breaks: IntegrityError, not StoreUnavailable.
+    with pytest.raises(IntegrityError):
+        DatabaseResultStore().save([outcome(project.pk, ms=-5)])
+    assert PollResult.objects.count() == 0  # all or nothing
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_writer_keeps_a_batch_but_the_row_the_database_refuses(make_project):
+    projects = [make_project() for _ in range(5)]
+    results: queue.Queue = queue.Queue()
+    writer = ResultWriter(results, DatabaseResultStore(), batch_seconds=0.05)
+    writer.start()
+    try:
+        for number, project in enumerate(projects):
+            # A negative time breaks the column's CHECK constraint.
+            results.put(outcome(project.pk, at=number, ms=-5 if number == 2 else 20))
+        wait_until(lambda: writer.written + writer.rejected == 5)
+        # Polling carries on: the next batch is saved as usual.
+        results.put(outcome(projects[2].pk, at=10, ms=30))
+        wait_until(lambda: writer.written == 5)
+    finally:
+        writer.stop(timeout=10)
+    assert writer.rejected == 1
+    assert writer.failed_writes == 0
+    saved = PollResult.objects.values_list("project_id", "response_time_ms")
+    assert sorted(saved) == sorted(
+        [(p.pk, 20) for i, p in enumerate(projects) if i != 2] + [(projects[2].pk, 30)]
+    )

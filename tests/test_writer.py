@@ -6,26 +6,29 @@ import time
 
 import pytest
 
-from django.db import OperationalError
-
 from polling.engine import writer as writer_module
-from polling.engine.writer import ResultWriter
+from polling.engine.writer import ResultWriter, StoreUnavailable
 from tests.outcomes import outcome
+from tests.waiting import wait_until
 
 
 class RecordingStore:
     """A store that keeps batches in memory and can fail on demand."""
 
-    def __init__(self, *, failures: int = 0) -> None:
+    def __init__(self, *, failures: int = 0, refuse: frozenset = frozenset()):
         self.batches: list[list] = []
         self.failures_left = failures
+        # Project ids whose outcomes the store refuses, as bad data.
+        self.refuse = refuse
         self.closed = False
         self.saved = threading.Event()
 
     def save(self, outcomes) -> int:
         if self.failures_left:
             self.failures_left -= 1
-            raise OperationalError("the database is unreachable")
+            raise StoreUnavailable("the database is unreachable")
+        if any(o.project_id in self.refuse for o in outcomes):
+            raise ValueError("out of range")
         self.batches.append(list(outcomes))
         self.saved.set()
         return len(outcomes)
@@ -123,3 +126,103 @@ def test_collect_and_flush_work_as_single_steps():
     assert writer.flush() == 2
     assert writer.flush() == 0
     assert store.saved_ids == [0, 1]
+
+
+def test_a_refused_outcome_is_set_aside_and_the_rest_saved(caplog):
+    results: queue.Queue = queue.Queue()
+    store = RecordingStore(refuse=frozenset({13}))
+    writer = ResultWriter(results, store, batch_size=50, batch_seconds=0.05)
+    for i in range(10, 20):
+        results.put(outcome(i))
+    writer.start()
+    writer.stop(timeout=5)
+    assert sorted(store.saved_ids) == [i for i in range(10, 20) if i != 13]
+    assert writer.rejected == 1
+    assert writer.written == 9
+    assert writer.failed_writes == 0  # bad data is not retried as an outage
+    [set_aside] = [r for r in caplog.records if "Set aside" in r.getMessage()]
+    assert "project 13" in set_aside.getMessage()
+    assert "ValueError: out of range" in set_aside.getMessage()
+    [refused] = [r for r in caplog.records if "refused a batch" in r.getMessage()]
+    assert refused.exc_info is not None  # logged with its traceback
+
+
+def test_polling_goes_on_after_a_refused_outcome():
+    results: queue.Queue = queue.Queue()
+    store = RecordingStore(refuse=frozenset({1}))
+    writer = ResultWriter(results, store, batch_size=2, batch_seconds=0.01)
+    writer.start()
+    try:
+        results.put(outcome(1))
+        results.put(outcome(2))
+        results.put(outcome(3))
+        wait_until(lambda: sorted(store.saved_ids) == [2, 3], timeout=5)
+    finally:
+        writer.stop(timeout=5)
+    assert writer.rejected == 1
+
+
+def test_an_outage_while_saving_one_by_one_keeps_the_rest_for_later():
+    results: queue.Queue = queue.Queue()
+    store = RecordingStore(refuse=frozenset({1}))
+    writer = ResultWriter(results, store, batch_size=3, batch_seconds=0)
+    for i in range(1, 4):
+        results.put(outcome(i))
+    writer.collect()
+    original_save = store.save
+    calls = []
+
+    def save_then_fail(outcomes):
+        calls.append([o.project_id for o in outcomes])
+        if len(calls) == 3:  # the batch, project 1 alone, then project 2
+            store.failures_left = 1
+        return original_save(outcomes)
+
+    store.save = save_then_fail
+    assert writer.flush() == 2
+    # The outage hits project 2 alone; the rest is retried as one batch.
+    assert calls == [[1, 2, 3], [1], [2], [2, 3]]
+    assert sorted(store.saved_ids) == [2, 3]
+    assert (writer.rejected, writer.failed_writes, writer.written) == (1, 1, 2)
+
+
+def test_stop_gives_up_on_time_during_an_outage_and_counts_what_is_lost(caplog):
+    results: queue.Queue = queue.Queue(maxsize=5)
+    store = RecordingStore(failures=10**9)
+    writer = ResultWriter(results, store, batch_size=3, batch_seconds=0.01)
+    writer.start()
+    for i in range(8):  # 3 in the failing batch, 5 fill the queue
+        results.put(outcome(i), timeout=2)
+    wait_until(lambda: writer.pending == 3 and results.full())
+
+    started = time.monotonic()
+    unsaved = writer.stop(timeout=2)
+
+    assert time.monotonic() - started < 3
+    assert unsaved == writer.unsaved == 8
+    assert store.saved_ids == []
+    assert "Stopped with 8 results unsaved" in caplog.text
+    assert store.closed is True
+
+
+def test_stop_gives_up_on_a_store_call_that_never_returns():
+    results: queue.Queue = queue.Queue()
+    release = threading.Event()
+
+    class HangingStore(RecordingStore):
+        def save(self, outcomes) -> int:
+            release.wait()
+            return super().save(outcomes)
+
+    store = HangingStore()
+    writer = ResultWriter(results, store, batch_size=2, batch_seconds=0.01)
+    writer.start()
+    for i in range(4):
+        results.put(outcome(i))
+    try:
+        wait_until(lambda: writer.pending == 2)
+        started = time.monotonic()
+        assert writer.stop(timeout=1) == 4
+        assert time.monotonic() - started < 2
+    finally:
+        release.set()

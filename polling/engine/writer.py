@@ -16,21 +16,34 @@ logger = logging.getLogger(__name__)
 _STOP = object()
 FIRST_RETRY_SECONDS = 0.5
 MAX_RETRY_SECONDS = 30.0
+# How long a blocking step waits before it looks at the stop deadline again.
+CHECK_SECONDS = 0.2
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be reached now (a lost connection, a locked
+    database): the same batch may well be saved later."""
 
 
 class ResultStore(Protocol):
-    def save(self, outcomes: Sequence[Outcome]) -> int: ...
+    def save(self, outcomes: Sequence[Outcome]) -> int:
+        """Save the outcomes in one transaction, all or none. Raises
+        StoreUnavailable when the store cannot be reached; any other
+        exception means it refused the data."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release what the writer thread holds (its connection)."""
 
 
 class ResultWriter:
     """Drains the result queue into the store, in batches of up to
     `batch_size` outcomes or every `batch_seconds`, whichever comes first.
 
-    A failed write keeps its batch and is retried with backoff, forever:
-    meanwhile the result queue fills and the workers wait, so an outage
-    delays results but never drops one.
+    While the store is unavailable the batch is kept and retried with
+    backoff: the result queue fills and the workers wait, so an outage
+    delays results but never drops one. A batch the store refuses for its
+    data is saved one outcome at a time, so one bad outcome is set aside
+    (logged and counted as rejected) and the rest are kept.
     """
 
     def __init__(
@@ -49,9 +62,15 @@ class ResultWriter:
         self._clock = clock
         self._batch: list[Outcome] = []
         self._retry_now = threading.Event()
+        self._stopping = threading.Event()
+        self._give_up_at: float | None = None
+        self._abandon_lock = threading.Lock()
+        self._abandoned = False
         self._thread: threading.Thread | None = None
         self.written = 0
         self.failed_writes = 0
+        self.rejected = 0
+        self.unsaved = 0
 
     @property
     def pending(self) -> int:
@@ -59,65 +78,206 @@ class ResultWriter:
         return len(self._batch)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="poller-writer")
+        # A daemon, so a store call that never returns cannot keep the
+        # process alive past stop(); stop() counts what it could not save.
+        self._thread = threading.Thread(
+            target=self._run, name="poller-writer", daemon=True
+        )
         self._thread.start()
 
-    def stop(self, timeout: float | None = None) -> None:
-        """Save everything queued so far, then end the thread. Call it
-        after the executor has stopped, so nothing arrives later."""
-        self._queue.put(_STOP)
+    def stop(self, timeout: float | None = None) -> int:
+        """Save everything queued so far, then end the thread. Call it after
+        the executor has stopped, so nothing arrives later.
+
+        With a timeout, gives up once it has passed: the results still
+        unsaved (the store is down, or a call into it hangs) are logged and
+        counted. Returns that count.
+        """
+        if timeout is not None:
+            self._give_up_at = self._clock() + timeout
+        self._stopping.set()
         self._retry_now.set()  # cut a backoff wait short: try once more now
+        self._offer(_STOP)
         if self._thread:
-            self._thread.join(timeout)
+            # A little grace past the deadline: the thread's last attempt
+            # ends there and it then counts what is left itself.
+            left = self._time_left()
+            self._thread.join(None if left is None else left + CHECK_SECONDS)
+            if self._thread.is_alive():
+                self._abandon("the store did not answer in time")
+        return self.unsaved
 
     def collect(self) -> bool:
         """Move outcomes from the queue into the batch until it is full or
         `batch_seconds` have passed since the first. Returns False once the
-        stop sentinel has been seen."""
-        item = self._queue.get()
-        deadline = self._clock() + self._batch_seconds
-        while item is not _STOP:
+        stop sentinel has been seen, or stop()'s deadline has passed."""
+        deadline = None
+        while True:
+            timeout = None if deadline is None else max(deadline - self._clock(), 0)
+            item = self._get(timeout)
+            if item is _STOP:
+                return False
+            if item is None:
+                if self._past_deadline():
+                    return False
+                if deadline is not None and self._clock() >= deadline:
+                    return True
+                continue
             self._batch.append(item)
             if len(self._batch) >= self._batch_size:
                 return True
-            try:
-                item = self._queue.get(timeout=max(deadline - self._clock(), 0))
-            except queue.Empty:
-                return True
-        return False
+            if deadline is None:
+                deadline = self._clock() + self._batch_seconds
 
     def flush(self) -> int:
-        """Save the batch, retrying until it is saved. Returns its size."""
+        """Save the batch: retried while the store is unavailable, one
+        outcome at a time when it refuses the batch. Returns how many were
+        saved; 0 when stop()'s deadline passed first."""
         delay = FIRST_RETRY_SECONDS
+        saved = 0
         while self._batch:
             try:
-                self._store.save(self._batch)
-            except Exception as error:
+                saved += self._save_batch()
+            except StoreUnavailable as error:
                 self.failed_writes += 1
+                if self._past_deadline():
+                    return saved
                 logger.warning(
                     "Could not save %d results (%s); retrying in %.1f s",
                     len(self._batch),
                     error,
                     delay,
                 )
-                self._retry_now.wait(delay)
+                self._retry_now.wait(_shorter(delay, self._time_left()))
                 self._retry_now.clear()
                 delay = min(delay * 2, MAX_RETRY_SECONDS)
-                continue
-            saved = len(self._batch)
-            self.written += saved
-            self._batch = []
-            return saved
-        return 0
+        return saved
+
+    def _save_batch(self) -> int:
+        size = len(self._batch)
+        try:
+            self._store.save(self._batch)
+        except StoreUnavailable:
+            raise
+        except Exception:
+            logger.exception(
+                "The store refused a batch of %d results; saving them one by one",
+                size,
+            )
+            return self._save_one_by_one()
+        self._done(size)
+        return size
+
+    def _save_one_by_one(self) -> int:
+        """Save each outcome alone; set aside the ones the store refuses.
+        StoreUnavailable leaves the rest in the batch for the next try."""
+        saved = 0
+        while self._batch:
+            outcome = self._batch[0]
+            try:
+                self._store.save([outcome])
+            except StoreUnavailable:
+                raise
+            except Exception as error:
+                self.rejected += 1
+                logger.error(
+                    "Set aside the result of project %s polled at %s: %s: %s",
+                    outcome.project_id,
+                    outcome.started_at.isoformat(),
+                    type(error).__name__,
+                    error,
+                )
+                self._batch.pop(0)
+            else:
+                saved += 1
+                self._done(1)
+        return saved
+
+    def _done(self, count: int) -> None:
+        with self._abandon_lock:
+            if self._abandoned:
+                # stop() gave up while this batch was in the store, counted
+                # it as unsaved and moved on; it was saved after all.
+                self.unsaved -= count
+                logger.warning("Saved %d results after stop() gave up", count)
+            else:
+                del self._batch[:count]
+            self.written += count
 
     def _run(self) -> None:
         running = True
         try:
-            while running:
+            while running and not self._past_deadline():
                 try:
                     running = self.collect()
                     self.flush()
                 except Exception:
                     logger.exception("Result writer step failed; carrying on")
+            if self._batch or self._past_deadline():
+                self._abandon("the store was unavailable")
         finally:
             self._store.close()
+
+    # Stopping on time
+
+    def _past_deadline(self) -> bool:
+        return (
+            self._stopping.is_set()
+            and self._give_up_at is not None
+            and self._clock() >= self._give_up_at
+        )
+
+    def _time_left(self) -> float | None:
+        if self._give_up_at is None:
+            return None
+        return max(self._give_up_at - self._clock(), 0.0)
+
+    def _offer(self, item: object) -> None:
+        """Put on the queue, waiting no longer than stop()'s deadline: a
+        full queue during an outage must not hang stop()."""
+        while True:
+            try:
+                self._queue.put(item, timeout=CHECK_SECONDS)
+                return
+            except queue.Full:
+                if self._past_deadline():
+                    return
+
+    def _get(self, timeout: float | None) -> object | None:
+        """The next queued item, or None after `timeout` (or a check of
+        the stop deadline) with nothing queued."""
+        wait = CHECK_SECONDS if timeout is None else min(timeout, CHECK_SECONDS)
+        try:
+            return self._queue.get(timeout=wait)
+        except queue.Empty:
+            return None
+
+    def _abandon(self, why: str) -> None:
+        """Count and log what is left unsaved at a stop that ran out of
+        time. Counts once, whether stop() or the writer thread gets here."""
+        with self._abandon_lock:
+            if self._abandoned:
+                return
+            self._abandoned = True
+            left = len(self._batch) + _drain(self._queue)
+            self._batch = []
+        if left:
+            self.unsaved += left
+            logger.error(
+                "Stopped with %d results unsaved: %s. They are lost.", left, why
+            )
+
+
+def _shorter(seconds: float, limit: float | None) -> float:
+    return seconds if limit is None else min(seconds, limit)
+
+
+def _drain(results: queue.Queue) -> int:
+    count = 0
+    while True:
+        try:
+            item = results.get_nowait()
+        except queue.Empty:
+            return count
+        if item is not _STOP:
+            count += 1
