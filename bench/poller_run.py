@@ -2,7 +2,7 @@
 
 The poller's own view comes from status(): its control endpoint
 (GET /status on POLLER_CONTROL_BIND, sampled every few seconds) while it
-runs, and the "Stopped. ..." summary line it prints when it exits. A
+runs, and the JSON line ({"event": "stopped", ...}) it prints when it exits. A
 runpoller without the endpoint still works: the samples are then empty and
 only the summary line and the log are used.
 """
@@ -10,7 +10,6 @@ only the summary line and the log are used.
 from __future__ import annotations
 
 import json
-import re
 import secrets
 import signal
 import subprocess
@@ -27,12 +26,6 @@ STOP_TIMEOUT_SECONDS = 300
 STATUS_EVERY_SECONDS = 5.0
 STARTUP_POLL_SECONDS = 0.1
 SCHEDULED_LOG = "Poller started with"
-SUMMARY = re.compile(
-    r"Stopped\. (?P<active_projects>\d+) projects, (?P<polls_total>\d+) polls "
-    r"\((?P<polls_up>\d+) up, (?P<polls_down>\d+) down\).*?"
-    r"(?P<results_written>\d+) written, (?P<results_pending_write>\d+) waiting, "
-    r"(?P<skipped_ticks>\d+) skipped"
-)
 
 
 def read_status(bind: str, token: str) -> dict | None:
@@ -48,9 +41,17 @@ def read_status(bind: str, token: str) -> dict | None:
 
 
 def parse_summary(stdout: str) -> dict:
-    """The counters of the "Stopped. ..." line; empty if there is none."""
-    match = SUMMARY.search(stdout)
-    return {k: int(v) for k, v in match.groupdict().items()} if match else {}
+    """The status runpoller prints as a JSON line when it stops; empty if
+    there is none."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith("{"):
+            try:
+                summary = json.loads(line)
+            except ValueError:
+                continue
+            if summary.get("event") == "stopped":
+                return summary
+    return {}
 
 
 @dataclass
@@ -58,7 +59,7 @@ class PollerReport:
     started_at: float  # Unix time of the process start
     stopped_at: float  # Unix time of SIGTERM
     scheduled_s: float | None  # process start -> every project scheduled
-    summary: dict  # from the "Stopped." line
+    summary: dict  # from the {"event": "stopped"} line
     samples: list[dict] = field(default_factory=list)  # status() while running
     cpu_percent: float = 0.0  # of one core, over the measured window
     machine_cpu_percent: float = 0.0

@@ -15,6 +15,7 @@ import httpx
 from django.conf import settings
 
 from polling.auth import control_token
+from polling.engine.status import PollerStatus
 
 logger = logging.getLogger(__name__)
 
@@ -26,9 +27,10 @@ class ControlClient:
         self._base_url = (base_url or settings.POLLER_CONTROL_URL).rstrip("/")
         self._token = token or control_token()
 
-    def status(self) -> dict | None:
+    def status(self) -> PollerStatus | None:
         """The poller's status, or None when it cannot be reached."""
-        return self._call("GET", "/status")
+        data = self._call("GET", "/status")
+        return None if data is None else PollerStatus.from_json(data)
 
     def sync_project(self, project_id: int) -> bool:
         return self._call("POST", f"/projects/{project_id}/sync") is not None

@@ -26,7 +26,7 @@ from django.db import DatabaseError
 from polling import store
 from polling.auth import token_matches
 from polling.engine.config import MAX_CONCURRENT_LIMIT
-from polling.engine.coordinator import Coordinator
+from polling.engine.coordinator import Coordinator, NotRunning
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +138,8 @@ class _Handler(BaseHTTPRequestHandler):
             status, payload = getattr(self, f"_{action}")(*args, body=body)
         except RequestError as error:
             status, payload = error.status, {"error": str(error)}
+        except NotRunning as error:
+            status, payload = HTTPStatus.SERVICE_UNAVAILABLE, {"error": str(error)}
         except DatabaseError as error:
             logger.warning(
                 "Control request %s %s: database error: %s",
@@ -194,7 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
     # Actions: each returns (status, JSON-able payload or bytes).
 
     def _status(self, *, body: bytes):
-        return HTTPStatus.OK, self.server.coordinator.status()
+        return HTTPStatus.OK, self.server.coordinator.status().to_json()
 
     def _metrics(self, *, body: bytes):
         return HTTPStatus.OK, self.server.coordinator.metrics_text()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from polling.engine.status import PollerStatus
+
 
 class Level(enum.StrEnum):
     HEALTHY = "healthy"
@@ -36,9 +38,9 @@ def task_queue_level(depth: int) -> Level:
     return Level.WARNING if depth <= 500 else Level.CRITICAL
 
 
-def readings(status: dict) -> list[Reading]:
-    in_flight, limit = status["polls_in_flight"], status["max_concurrent_http"]
-    depth = status["task_queue_depth"]
+def readings(status: PollerStatus) -> list[Reading]:
+    in_flight, limit = status.polls_in_flight, status.max_concurrent_http
+    depth = status.task_queue_depth
     return [
         Reading(
             "Polls in flight",

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from datetime import datetime
-
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -15,8 +13,6 @@ from polling.health import readings
 def poller(request: HttpRequest) -> HttpResponse:
     """The running poller's status, or a plain note that it is not running."""
     status = ControlClient().status()
-    if status and status["last_reload_at"]:
-        status["last_reload_at"] = datetime.fromisoformat(status["last_reload_at"])
     context = {
         "status": status,
         "readings": readings(status) if status else [],

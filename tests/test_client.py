@@ -9,10 +9,10 @@ from polling.client import ControlClient
 
 def test_it_talks_to_a_running_poller(running_poller):
     client = ControlClient()
-    assert client.status()["state"] == "running"
+    assert client.status().state == "running"
     assert client.reload() is True
     assert client.scale(3) is True
-    assert running_poller.coordinator.status()["max_concurrent_http"] == 3
+    assert running_poller.coordinator.status().max_concurrent_http == 3
 
 
 def test_it_reports_an_unreachable_poller_without_raising(settings, caplog):

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import json
 import os
+import resource
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -14,6 +17,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from polling.engine.status import PollerStatus
 from projects.models import PollResult
 from tests.factories import quick_projects
 from tests.waiting import wait_until
@@ -25,13 +29,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_it_runs_until_sigterm_and_prints_a_summary(target_server):
     quick_projects(target_server, 5, timeout=5)
-    signal_when_polled = threading.Thread(
-        target=lambda: (
-            wait_until(lambda: target_server.count("/ok") >= 5),
-            os.kill(os.getpid(), signal.SIGTERM),
-        )
-    )
-    signal_when_polled.start()
+    signal_when_polled = sigterm_when(lambda: target_server.count("/ok") >= 5)
     out = StringIO()
     call_command("runpoller", "--max-concurrent", "3", stdout=out)
     signal_when_polled.join()
@@ -50,7 +48,7 @@ def database_url() -> str:
     return f"postgres://{user}@{host}:{port}/{settings['NAME']}"
 
 
-def start_poller(*args: str) -> subprocess.Popen:
+def start_poller(*args: str, preexec_fn=None, **settings: str) -> subprocess.Popen:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "monitor.settings",
@@ -58,11 +56,13 @@ def start_poller(*args: str) -> subprocess.Popen:
         "SECRET_KEY": "runpoller-test-key",
         "DATABASE_URL": database_url(),
         "POLLER_CONTROL_BIND": "127.0.0.1:0",
+        **settings,
     }
     return subprocess.Popen(
         [sys.executable, "manage.py", "runpoller", *args],
         cwd=ROOT,
         env=env,
+        preexec_fn=preexec_fn,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -100,3 +100,96 @@ def test_a_second_signal_exits_at_once(target_server):
         poller.kill()
     assert time.monotonic() - started < 3  # not the 5 s poll timeout
     assert poller.returncode == 1
+
+
+def stopped_summary(out: str) -> dict:
+    [line] = [line for line in out.splitlines() if line.startswith('{"event"')]
+    return json.loads(line)
+
+
+def test_it_prints_its_final_status_as_one_json_line(target_server):
+    quick_projects(target_server, 2, timeout=5)
+    sigterm_when(lambda: target_server.count("/ok") >= 2)
+    out = StringIO()
+    call_command("runpoller", stdout=out)
+    summary = stopped_summary(out.getvalue())
+    assert summary["event"] == "stopped"
+    assert summary["state"] == "stopped"
+    assert summary["active_projects"] == 2
+    assert summary["results_written"] == PollResult.objects.count()
+    assert summary["results_unsaved"] == summary["results_rejected"] == 0
+
+
+def test_an_error_in_the_status_loop_stops_the_poller_in_order(
+    target_server, monkeypatch
+):
+    quick_projects(target_server, 3, timeout=5)
+
+    def broken_line(status):
+        raise ValueError("the status line is broken")
+
+    monkeypatch.setattr(PollerStatus, "line", broken_line)
+    with pytest.raises(ValueError, match="the status line is broken"):
+        call_command("runpoller", "--status-interval", "0.05", stdout=StringIO())
+    assert poller_threads() == []
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    # What was polled before the error was saved.
+    assert PollResult.objects.count() == target_server.count("/ok")
+
+
+@pytest.mark.slow
+def test_a_taken_control_port_fails_at_once_with_one_clear_line():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        started = time.monotonic()
+        poller = start_poller(POLLER_CONTROL_BIND=f"127.0.0.1:{port}")
+        _out, err = poller.communicate(timeout=30)
+    assert time.monotonic() - started < 10
+    assert poller.returncode == 1
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .startswith(
+            f"CommandError: Cannot serve the control endpoint on 127.0.0.1:{port}"
+        )
+    )
+    assert "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_a_thread_that_cannot_start_fails_at_once_with_one_clear_line(
+    target_server,
+):
+    quick_projects(target_server, 3)
+
+    def two_gigabytes_of_address_space():
+        # Each worker thread reserves a stack: 5000 of them cannot fit.
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    started = time.monotonic()
+    poller = start_poller(
+        preexec_fn=two_gigabytes_of_address_space, MAX_CONCURRENT_HTTP="5000"
+    )
+    _out, err = poller.communicate(timeout=60)
+    assert time.monotonic() - started < 20
+    assert poller.returncode == 1
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("CommandError: Cannot start the poller: could not start")
+    assert "of 5000" in last
+    assert "Traceback" not in err
+    # The workers that did start were stopped: nothing polled.
+    assert PollResult.objects.count() == 0
+
+
+def sigterm_when(condition) -> threading.Thread:
+    thread = threading.Thread(
+        target=lambda: (wait_until(condition), os.kill(os.getpid(), signal.SIGTERM))
+    )
+    thread.start()
+    return thread
+
+
+def poller_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("poller-")]

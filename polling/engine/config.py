@@ -19,3 +19,6 @@ class PollerConfig:
     # First polls after a (re)load are spread over min(interval, this).
     spread_seconds: float = 60
     status_log_seconds: float = 30
+    # How long stopping may take (polls in flight, then saving results);
+    # what is still unsaved after it is logged and counted.
+    stop_timeout: float = 60

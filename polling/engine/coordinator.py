@@ -18,6 +18,7 @@ from polling.engine.config import PollerConfig
 from polling.engine.executor import Executor
 from polling.engine.scheduler import ReloadSummary, Scheduler
 from polling.engine.stats import PollStats
+from polling.engine.status import PollerStatus
 from polling.engine.types import RunState, Target
 from polling.engine.writer import ResultStore, ResultWriter
 
@@ -37,7 +38,16 @@ class TargetSource(Protocol):
         """Release what the calling thread holds (its database connection)."""
 
 
+class NotRunning(RuntimeError):
+    """The coordinator takes no new work: it is not running (yet or any
+    more), as concurrent.futures refuses work after shutdown."""
+
+
 class Coordinator:
+    """Owns the poller's threads: start() starts them, stop() stops them in
+    dependency order. Between the two, projects can be added, removed,
+    synced and reloaded, and the concurrency limit changed."""
+
     def __init__(
         self,
         config: PollerConfig,
@@ -48,7 +58,7 @@ class Coordinator:
         self.config = config
         self._source = source
         self._state = RunState.NEW
-        self._state_lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _state
         self._reload_lock = threading.Lock()
         self._stopping = threading.Event()
         self._stats = PollStats()
@@ -80,72 +90,104 @@ class Coordinator:
         self._reloader: threading.Thread | None = None
         self._started_at: float | None = None
         self._last_reload_at: datetime | None = None
-        self.dropped_at_stop = 0
+        self._dropped_at_stop = 0
 
     @property
     def state(self) -> RunState:
         return self._state
 
     def start(self) -> None:
-        with self._state_lock:
+        """Load the projects, then start every thread. If a step fails,
+        whatever already started is stopped (within config.stop_timeout)
+        and the error is raised; the coordinator is then stopped for good."""
+        with self._lock:
             if self._state is not RunState.NEW:
                 raise RuntimeError(
                     f"cannot start a coordinator that is {self._state.value}"
                 )
             self._state = RunState.STARTING
         self._started_at = time.monotonic()
-        # Load before starting threads: if the database is down, nothing
-        # is left running.
-        targets = self._source.load_all()
-        self._writer.start()
-        self._executor.start()
-        summary = self._apply_reload(targets)
-        self._scheduler.start()
-        self._reloader = threading.Thread(
-            target=self._reload_forever, name="poller-reloader"
-        )
-        self._reloader.start()
-        self._state = RunState.RUNNING
+        try:
+            # Load before starting threads: if the database is down,
+            # nothing is left running.
+            targets = self._source.load_all()
+            self._writer.start()
+            self._executor.start()
+            summary = self._apply_reload(targets)
+            self._scheduler.start()
+            self._reloader = threading.Thread(
+                target=self._reload_forever, name="poller-reloader"
+            )
+            self._reloader.start()
+        except BaseException:
+            self._shut_down(self.config.stop_timeout)
+            raise
+        with self._lock:
+            self._state = RunState.RUNNING
         logger.info("Poller started with %d projects", summary.added)
 
     def stop(self, timeout: float | None = None) -> None:
         """Stop in dependency order: no new polls, let running polls finish,
-        save every result, then end. Safe to call twice."""
-        with self._state_lock:
-            if self._state in (RunState.STOPPING, RunState.STOPPED, RunState.NEW):
+        save every result, then end. With a timeout, gives up waiting once
+        it has passed (status() then counts what was left unsaved). Safe to
+        call twice; a coordinator never started cannot be started after."""
+        with self._lock:
+            if self._state is RunState.NEW:
+                self._state = RunState.STOPPED
+            if self._state is not RunState.RUNNING:
                 return
             self._state = RunState.STOPPING
+        self._shut_down(timeout)
+
+    def _shut_down(self, timeout: float | None) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            self._state = RunState.STOPPING
         self._stopping.set()
         self._scheduler.stop(_left(deadline))
         if self._reloader:
             self._reloader.join(_left(deadline))
-        self.dropped_at_stop = self._executor.stop(_left(deadline))
+        self._dropped_at_stop = self._executor.stop(_left(deadline))
         # Only now can the writer tell that nothing more will arrive.
         self._writer.stop(_left(deadline))
-        self._state = RunState.STOPPED
+        with self._lock:
+            self._state = RunState.STOPPED
 
     # Changing what is polled
 
     def add_project(self, target: Target) -> bool:
         """Poll this project from now on (at once if it is new)."""
+        self._require_running()
         return self._scheduler.add(target)
 
     def remove_project(self, project_id: int) -> bool:
+        self._require_running()
         return self._scheduler.remove(project_id)
 
     def sync_project(self, project_id: int) -> str:
-        """Read one project from the database and follow it: add or update
-        it when enabled, remove it when disabled or deleted. Returns what
+        """Read one project from the source and follow it: add or update
+        it when it should be polled, remove it otherwise. Returns what
         happened: "added", "updated" or "removed" (or "absent")."""
+        self._require_running()
         target = self._source.load_one(project_id)
         if target is not None:
             return "added" if self.add_project(target) else "updated"
         return "removed" if self.remove_project(project_id) else "absent"
 
     def reload_projects(self) -> ReloadSummary:
-        """Make the polled set match the enabled projects in the database."""
+        """Make the polled set match the source."""
+        self._require_running()
         return self._apply_reload(self._source.load_all())
+
+    def scale_to(self, limit: int) -> None:
+        self._require_running()
+        self._executor.scale_to(limit)
+        logger.info("Concurrency limit is now %d", limit)
+
+    def _require_running(self) -> None:
+        state = self._state
+        if state is not RunState.RUNNING:
+            raise NotRunning(f"the poller is {state.value}")
 
     def _apply_reload(self, targets: list[Target]) -> ReloadSummary:
         with self._reload_lock:
@@ -159,42 +201,41 @@ class Coordinator:
         )
         return summary
 
-    def scale_to(self, limit: int) -> None:
-        self._executor.scale_to(limit)
-        logger.info("Concurrency limit is now %d", limit)
-
     # Reading
 
-    def status(self) -> dict:
+    def target(self, project_id: int) -> Target | None:
+        """What the poller polls for this project, or None."""
+        return self._scheduler.target(project_id)
+
+    def status(self) -> PollerStatus:
         lag_p50, lag_p99, lag_max = self._stats.lag_percentiles(50, 99, 100)
         uptime = (
             0.0 if self._started_at is None else time.monotonic() - self._started_at
         )
-        return {
-            "state": self._state.value,
-            "active_projects": self._scheduler.project_count,
-            "polls_total": self._stats.total,
-            "polls_up": self._stats.up,
-            "polls_down": self._stats.down,
-            "polls_in_flight": self._executor.in_flight,
-            "max_concurrent_http": self._executor.limit,
-            "task_queue_depth": self._task_queue.qsize(),
-            "result_queue_depth": self._result_queue.qsize(),
-            "results_pending_write": self._result_queue.qsize() + self._writer.pending,
-            "results_written": self._writer.written,
-            "failed_writes": self._writer.failed_writes,
-            "skipped_ticks": self._scheduler.skipped_busy
-            + self._scheduler.skipped_late,
-            "skipped_busy": self._scheduler.skipped_busy,
-            "skipped_late": self._scheduler.skipped_late,
-            "lag_p50_ms": _ms(lag_p50),
-            "lag_p99_ms": _ms(lag_p99),
-            "lag_max_ms": _ms(lag_max),
-            "last_reload_at": self._last_reload_at.isoformat()
-            if self._last_reload_at
-            else None,
-            "uptime_seconds": round(uptime, 1),
-        }
+        return PollerStatus(
+            state=self._state.value,
+            active_projects=self._scheduler.project_count,
+            polls_total=self._stats.total,
+            polls_up=self._stats.up,
+            polls_down=self._stats.down,
+            polls_in_flight=self._executor.in_flight,
+            max_concurrent_http=self._executor.limit,
+            task_queue_depth=self._task_queue.qsize(),
+            result_queue_depth=self._result_queue.qsize(),
+            results_pending_write=self._result_queue.qsize() + self._writer.pending,
+            results_written=self._writer.written,
+            results_rejected=self._writer.rejected,
+            results_unsaved=self._writer.unsaved,
+            failed_writes=self._writer.failed_writes,
+            skipped_busy=self._scheduler.skipped_busy,
+            skipped_late=self._scheduler.skipped_late,
+            dropped_at_stop=self._dropped_at_stop,
+            lag_p50_ms=_ms(lag_p50),
+            lag_p99_ms=_ms(lag_p99),
+            lag_max_ms=_ms(lag_max),
+            last_reload_at=self._last_reload_at,
+            uptime_seconds=round(uptime, 1),
+        )
 
     def metrics_text(self) -> bytes:
         """Status and histograms in Prometheus text format."""
@@ -204,7 +245,7 @@ class Coordinator:
         try:
             while not self._stopping.wait(self.config.reload_interval):
                 try:
-                    self.reload_projects()
+                    self._apply_reload(self._source.load_all())
                 except Exception:
                     logger.exception("Reload failed; the next one may succeed")
                     self._source.close()

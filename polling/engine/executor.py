@@ -23,6 +23,7 @@ class Handle(Protocol):
 
 _STOP = object()  # one per worker on shutdown
 _RETIRE = object()  # wakes an idle worker after scale_to() lowers the limit
+PUT_RETRY_SECONDS = 0.2
 
 
 class Executor:
@@ -69,7 +70,16 @@ class Executor:
         return self._in_flight
 
     def start(self) -> None:
-        self.scale_to(self._limit)
+        """Start `limit` workers. Raises RuntimeError, naming how far it
+        got, when a thread cannot be started; the workers already started
+        keep running until stop()."""
+        try:
+            self.scale_to(self._limit)
+        except RuntimeError as error:
+            raise RuntimeError(
+                f"could not start worker thread {len(self._workers) + 1} of "
+                f"{self._limit} ({error})"
+            ) from error
 
     def scale_to(self, limit: int) -> None:
         """Change how many polls may run at once. Running polls finish;
@@ -96,16 +106,34 @@ class Executor:
 
     def stop(self, timeout: float | None = None) -> int:
         """Drop tasks not yet started, let running polls finish, and join
-        every worker. Returns how many queued tasks were dropped."""
+        every worker, within `timeout` seconds when given. Returns how many
+        queued tasks were dropped."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             self._stopping = True
             workers = list(self._workers)
         dropped = self._drop_queued_tasks()
         for _ in workers:
-            self._tasks.put(_STOP)
+            if not self._offer_stop(deadline):
+                break
         for worker in workers:
-            worker.join(timeout)
+            worker.join(_left(deadline))
         return dropped
+
+    def _offer_stop(self, deadline: float | None) -> bool:
+        """Queue one stop sentinel; False if the deadline passed first (the
+        queue stays full while every worker is busy)."""
+        while True:
+            wait = PUT_RETRY_SECONDS
+            if deadline is not None:
+                wait = min(wait, deadline - time.monotonic())
+                if wait <= 0:
+                    return False
+            try:
+                self._tasks.put(_STOP, timeout=wait)
+                return True
+            except queue.Full:
+                continue
 
     def _drop_queued_tasks(self) -> int:
         dropped = 0
@@ -122,8 +150,8 @@ class Executor:
         worker = threading.Thread(
             target=self._work, name=f"poller-worker-{next(self._names)}", daemon=True
         )
+        worker.start()  # raises RuntimeError when the thread cannot start
         self._workers.add(worker)
-        worker.start()
 
     def _should_retire(self) -> bool:
         with self._lock:
@@ -178,3 +206,7 @@ class Executor:
         finally:
             with self._lock:
                 self._in_flight -= 1
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(deadline - time.monotonic(), 0.0)

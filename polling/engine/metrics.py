@@ -8,6 +8,7 @@ from prometheus_client import generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from polling.engine.stats import PollStats
+from polling.engine.status import PollerStatus
 
 GAUGES = [
     ("poller_projects", "active_projects", "Projects being polled."),
@@ -32,6 +33,16 @@ COUNTERS = [
         "failed_writes",
         "Batch writes that failed and were retried.",
     ),
+    (
+        "poller_results_rejected",
+        "results_rejected",
+        "Results the database refused (bad data); logged and set aside.",
+    ),
+    (
+        "poller_results_unsaved",
+        "results_unsaved",
+        "Results still unsaved when a stop ran out of time.",
+    ),
     ("poller_skipped_ticks", "skipped_ticks", "Due polls skipped (busy or late)."),
 ]
 
@@ -42,7 +53,7 @@ class PollerCollector:
 
     def __init__(
         self,
-        status: Callable[[], dict],
+        status: Callable[[], PollerStatus],
         project_ids: Callable[[], set[int]],
         stats: PollStats,
     ) -> None:
@@ -55,13 +66,13 @@ class PollerCollector:
         polls = CounterMetricFamily(
             "poller_polls", "Polls made, by outcome.", labels=["outcome"]
         )
-        polls.add_metric(["up"], status["polls_up"])
-        polls.add_metric(["down"], status["polls_down"])
+        polls.add_metric(["up"], status.polls_up)
+        polls.add_metric(["down"], status.polls_down)
         yield polls
-        for name, key, documentation in GAUGES:
-            yield GaugeMetricFamily(name, documentation, value=status[key])
-        for name, key, documentation in COUNTERS:
-            yield CounterMetricFamily(name, documentation, value=status[key])
+        for name, field, documentation in GAUGES:
+            yield GaugeMetricFamily(name, documentation, value=getattr(status, field))
+        for name, field, documentation in COUNTERS:
+            yield CounterMetricFamily(name, documentation, value=getattr(status, field))
         yield self._project_up()
 
     def _project_up(self) -> GaugeMetricFamily:

@@ -27,6 +27,12 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def first_poll_offset(rank: int, count: int, interval: float, spread: float) -> float:
+    """Seconds after a load at which the rank-th (from 0) of `count` new
+    projects is first polled: evenly over min(interval, spread)."""
+    return min(interval, spread) * rank / count
+
+
 @dataclass(frozen=True, slots=True)
 class ReloadSummary:
     added: int
@@ -122,8 +128,10 @@ class Scheduler:
             for target in known:
                 self._put_target(target, first_due=now)
             for rank, target in enumerate(new):
-                window = min(target.interval_seconds, self._spread_seconds)
-                self._put_target(target, first_due=now + window * rank / len(new))
+                offset = first_poll_offset(
+                    rank, len(new), target.interval_seconds, self._spread_seconds
+                )
+                self._put_target(target, first_due=now + offset)
         self.wakeup()
         return ReloadSummary(added=len(new), updated=updated, removed=len(removed))
 

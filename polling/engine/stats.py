@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from prometheus_client import CollectorRegistry, Histogram
 
@@ -15,6 +15,12 @@ from polling.engine.types import Outcome
 LAG_WINDOW_SECONDS = 60
 LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 DURATION_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+
+
+def percentile(ordered: Sequence[float], percent: float) -> float:
+    """The value below which `percent` % of a sorted, non-empty sequence
+    lies (nearest rank; 100 gives the maximum)."""
+    return ordered[min(len(ordered) - 1, int(percent / 100 * len(ordered)))]
 
 
 class PollStats:
@@ -64,7 +70,7 @@ class PollStats:
             lags = sorted(lag for _, lag in self._lags)
         if not lags:
             return [None for _ in percentiles]
-        return [lags[min(len(lags) - 1, int(p / 100 * len(lags)))] for p in percentiles]
+        return [percentile(lags, p) for p in percentiles]
 
     def _forget_before(self, cutoff: float) -> None:
         while self._lags and self._lags[0][0] < cutoff:

@@ -1,21 +1,84 @@
-"""Turn the coordinator's status into words."""
+"""PollerStatus: the one definition of what a running poller reports.
+
+/status serves it as JSON, /metrics reads its fields, the poller page and
+its health levels read it back from that JSON, and runpoller logs it as a
+line of prose and prints it as a JSON line when it stops.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
 
-def status_line(status: dict) -> str:
-    lag = (
-        "-"
-        if status["lag_p99_ms"] is None
-        else f"{status['lag_p50_ms']:.0f}/{status['lag_p99_ms']:.0f} ms"
-    )
-    return (
-        f"{status['active_projects']} projects, "
-        f"{status['polls_total']} polls ({status['polls_up']} up, "
-        f"{status['polls_down']} down), "
-        f"{status['polls_in_flight']}/{status['max_concurrent_http']} in flight, "
-        f"queues {status['task_queue_depth']}/{status['result_queue_depth']}, "
-        f"{status['results_written']} written, "
-        f"{status['results_pending_write']} waiting, "
-        f"{status['skipped_ticks']} skipped, lag p50/p99 {lag}"
-    )
+
+@dataclass(frozen=True, slots=True)
+class PollerStatus:
+    state: str
+    active_projects: int
+    polls_total: int
+    polls_up: int
+    polls_down: int
+    polls_in_flight: int
+    max_concurrent_http: int
+    task_queue_depth: int
+    result_queue_depth: int
+    # Polled but not yet in the store: queued for the writer or in its batch.
+    results_pending_write: int
+    results_written: int
+    # Results the store refused (bad data); logged and set aside.
+    results_rejected: int
+    # Results still unsaved when stop() ran out of time; logged.
+    results_unsaved: int
+    # Batch writes that failed because the store was unreachable, and were
+    # retried.
+    failed_writes: int
+    skipped_busy: int
+    skipped_late: int
+    # Due polls still queued when the poller stopped: never started.
+    dropped_at_stop: int
+    lag_p50_ms: float | None
+    lag_p99_ms: float | None
+    lag_max_ms: float | None
+    last_reload_at: datetime | None
+    uptime_seconds: float
+
+    @property
+    def skipped_ticks(self) -> int:
+        return self.skipped_busy + self.skipped_late
+
+    def to_json(self) -> dict:
+        """A dict of JSON values: datetimes as ISO 8601 strings."""
+        data = dataclasses.asdict(self)
+        if self.last_reload_at is not None:
+            data["last_reload_at"] = self.last_reload_at.isoformat()
+        data["skipped_ticks"] = self.skipped_ticks
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> PollerStatus:
+        """Read to_json()'s output back; fields a newer or older poller
+        sent that this one does not know are ignored."""
+        names = {field.name for field in dataclasses.fields(cls)}
+        values = {name: value for name, value in data.items() if name in names}
+        if values.get("last_reload_at"):
+            values["last_reload_at"] = datetime.fromisoformat(values["last_reload_at"])
+        return cls(**values)
+
+    def line(self) -> str:
+        """The status in one line of prose, for the log."""
+        lag = (
+            "-"
+            if self.lag_p99_ms is None
+            else f"{self.lag_p50_ms:.0f}/{self.lag_p99_ms:.0f} ms"
+        )
+        return (
+            f"{self.active_projects} projects, "
+            f"{self.polls_total} polls ({self.polls_up} up, {self.polls_down} down), "
+            f"{self.polls_in_flight}/{self.max_concurrent_http} in flight, "
+            f"queues {self.task_queue_depth}/{self.result_queue_depth}, "
+            f"{self.results_written} written, "
+            f"{self.results_pending_write} waiting, "
+            f"{self.results_rejected} rejected, "
+            f"{self.skipped_ticks} skipped, lag p50/p99 {lag}"
+        )

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import logging
 import os
 import signal
@@ -14,7 +15,7 @@ from polling.auth import control_token
 from polling.checks import parse_bind
 from polling.control import ControlServer
 from polling.engine.coordinator import Coordinator
-from polling.engine.status import status_line
+from polling.engine.status import PollerStatus
 from polling.wiring import config_from_settings, database_coordinator
 
 logger = logging.getLogger("polling")
@@ -37,18 +38,32 @@ class Command(BaseCommand):
             help="DEBUG logs every poll (default: LOG_LEVEL, or INFO)",
         )
         parser.add_argument(
+            "--status-interval",
+            type=float,
+            help="seconds between status lines in the log (default 30)",
+        )
+        parser.add_argument(
             "--no-control",
             action="store_true",
             help="do not serve the control endpoint",
         )
 
     def handle(
-        self, *args, max_concurrent, reload_interval, log_level, no_control, **options
+        self,
+        *args,
+        max_concurrent,
+        reload_interval,
+        status_interval,
+        log_level,
+        no_control,
+        **options,
     ):
         if log_level:
             logging.getLogger().setLevel(log_level)
         config = config_from_settings(
-            max_concurrent_http=max_concurrent, reload_interval=reload_interval
+            max_concurrent_http=max_concurrent,
+            reload_interval=reload_interval,
+            status_log_seconds=status_interval,
         )
         coordinator = database_coordinator(config)
         control = None if no_control else _control_server(coordinator)
@@ -57,17 +72,30 @@ class Command(BaseCommand):
         try:
             _start(coordinator, control)
             while not stop.wait(config.status_log_seconds):
-                logger.info(status_line(coordinator.status()))
+                logger.info(coordinator.status().line())
             self.stdout.write("Stopping: finishing polls in flight, saving results.")
+        finally:
+            # Also after an error: threads left running would keep the
+            # process alive with nobody watching them.
             if control:
                 control.stop()
-            coordinator.stop()
-        finally:
+            coordinator.stop(config.stop_timeout)
             for signum, handler in previous_handlers.items():
                 signal.signal(signum, handler)
+        return self._summary(coordinator.status())
+
+    def _summary(self, status: PollerStatus) -> str:
+        """The final status as one JSON line (for tools), then in words; an
+        error when results could not be saved in time."""
+        self.stdout.write(json.dumps({"event": "stopped", **status.to_json()}))
+        if status.results_unsaved:
+            raise CommandError(
+                f"Stopped with {status.results_unsaved} results unsaved: the "
+                "database could not be reached in time."
+            )
         return (
-            f"Stopped. {status_line(coordinator.status())}; "
-            f"{coordinator.dropped_at_stop} queued polls were not started"
+            f"Stopped. {status.line()}; "
+            f"{status.dropped_at_stop} queued polls were not started"
         )
 
 
@@ -83,23 +111,29 @@ def _control_server(coordinator: Coordinator) -> ControlServer:
 
 
 def _start(coordinator: Coordinator, control: ControlServer | None) -> None:
+    """Bind the control endpoint first (a taken port fails before anything
+    runs), then start the poller; every failure is one clear line."""
+    if control is not None:
+        try:
+            control.start()
+        except OSError as error:
+            raise CommandError(
+                f"Cannot serve the control endpoint on "
+                f"{settings.POLLER_CONTROL_BIND}: {error}. Is another poller "
+                "running? (--no-control turns it off.)"
+            ) from error
+        logger.info("Control endpoint on port %d", control.port)
     try:
         coordinator.start()
     except DatabaseError as error:
         raise CommandError(
             f"Cannot load projects from the database: {error}"
         ) from error
-    if control is None:
-        return
-    try:
-        control.start()
-    except OSError as error:
-        coordinator.stop()
+    except RuntimeError as error:
         raise CommandError(
-            f"Cannot serve the control endpoint on {settings.POLLER_CONTROL_BIND}: "
-            f"{error}. Is another poller running? (--no-control turns it off.)"
+            f"Cannot start the poller: {error}. Lower MAX_CONCURRENT_HTTP, or "
+            "raise this process's limits on threads and memory."
         ) from error
-    logger.info("Control endpoint on http://%s/", settings.POLLER_CONTROL_BIND)
 
 
 def _is_loopback(host: str) -> bool:
