@@ -11,15 +11,16 @@ from polling.engine.executor import Executor
 from polling.engine.probe import make_handle, probe
 from polling.engine.stats import PollStats
 from polling.engine.types import Target, Task
+from tests.waiting import wait_until
 
 
 class Harness:
     """An executor wired to real queues, the real probe and a local server."""
 
-    def __init__(self, server, *, limit: int) -> None:
+    def __init__(self, server, *, limit: int, results_size: int = 0) -> None:
         self.server = server
         self.tasks: queue.Queue = queue.Queue()
-        self.results: queue.Queue = queue.Queue()
+        self.results: queue.Queue = queue.Queue(results_size)
         self.finished: list[int] = []
         self.stats = PollStats()
         self.executor = Executor(
@@ -54,10 +55,7 @@ class Harness:
         return watcher
 
     def wait_for_in_flight(self, count: int, timeout: float = 5) -> None:
-        deadline = time.monotonic() + timeout
-        while self.executor.in_flight < count:
-            assert time.monotonic() < deadline, "polls did not start"
-            time.sleep(0.01)
+        wait_until(lambda: self.executor.in_flight >= count, timeout=timeout)
 
     def close(self) -> None:
         self._watching.set()
@@ -68,8 +66,8 @@ class Harness:
 def harness(target_server):
     made = []
 
-    def make(limit: int) -> Harness:
-        made.append(Harness(target_server, limit=limit))
+    def make(limit: int, **options) -> Harness:
+        made.append(Harness(target_server, limit=limit, **options))
         return made[-1]
 
     yield make
@@ -135,16 +133,12 @@ def test_scale_to_raises_and_lowers_the_limit_without_losing_work(harness):
 
 
 def test_a_full_result_queue_makes_workers_wait(harness, target_server):
-    h = harness(limit=2)
-    h.results = queue.Queue(maxsize=1)
-    h.executor._results = h.results
+    h = harness(limit=2, results_size=1)
     h.executor.start()
     for project_id in range(3):
         h.submit(project_id, "/ok")
-    deadline = time.monotonic() + 5
-    while target_server.count("/ok") < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.2)
+    # Stats count a poll just before its outcome is queued.
+    wait_until(lambda: h.stats.total == 3)
     assert h.results.qsize() == 1  # the other two workers hold theirs
     assert len(h.outcomes(3)) == 3  # nothing was dropped
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from polling.engine.scheduler import Scheduler
 from polling.engine.types import Target
+from tests.waiting import wait_until
 
 START = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -208,7 +209,7 @@ def test_a_full_queue_makes_the_scheduler_wait_without_dropping():
     received = []
     dispatcher = threading.Thread(target=scheduler.dispatch_due)
     dispatcher.start()
-    time.sleep(0.3)
+    wait_until(lambda: scheduler.dispatched == 2)
     assert dispatcher.is_alive() is True  # blocked on the full queue
     assert tasks.qsize() == 2
     while len(received) < 5:
@@ -219,11 +220,12 @@ def test_a_full_queue_makes_the_scheduler_wait_without_dropping():
 
 
 def test_stop_interrupts_a_scheduler_waiting_on_a_full_queue():
-    scheduler = Scheduler(queue.Queue(1))
+    tasks: queue.Queue = queue.Queue(1)
+    scheduler = Scheduler(tasks)
     scheduler.add(target(1))
     scheduler.add(target(2))
     scheduler.start()
-    time.sleep(0.2)
+    wait_until(tasks.full)
     started = time.monotonic()
     scheduler.stop(timeout=2)
     assert time.monotonic() - started < 1
