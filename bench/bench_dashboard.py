@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
+from harness import markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "monitor_bench_dashboard"
@@ -358,13 +359,18 @@ def make_report(rows: list[dict]) -> str:
         f"requests per page through the Django test client (gzip accepted), "
         f"after {WARMUP} warm-up requests",
         "",
-        "| page | queries | response (KiB) | median (ms) | p95 (ms) |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
-    lines += [
-        f"| {r['label']} | {r['queries']} | {r['kb']:.0f} | {r['median']:.1f} "
-        f"| {r['p95']:.1f} |"
-        for r in rows
+        markdown_table(
+            [
+                {
+                    "page": r["label"],
+                    "queries": r["queries"],
+                    "response (KiB)": f"{r['kb']:.0f}",
+                    "median (ms)": f"{r['median']:.1f}",
+                    "p95 (ms)": f"{r['p95']:.1f}",
+                }
+                for r in rows
+            ]
+        ),
     ]
     return "\n".join(lines) + "\n"
 

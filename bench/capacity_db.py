@@ -21,7 +21,11 @@ from datetime import UTC, datetime
 
 from harness import setup_django
 
-SPREAD_SECONDS = 60  # the engine's: first polls over min(interval, this)
+from polling.engine.config import PollerConfig
+from polling.engine.scheduler import first_poll_offset
+from polling.engine.stats import percentile
+
+SPREAD_SECONDS = PollerConfig().spread_seconds
 # Ticks due in the last seconds before SIGTERM may still sit in the task
 # queue, which stop() drops on purpose; they are not counted as missed.
 STOP_MARGIN_SECONDS = 5
@@ -137,7 +141,7 @@ def _plans() -> dict[int, Plan]:
     plans = {}
     for rank, project in enumerate(projects):
         interval = project.interval_seconds
-        offset = min(interval, SPREAD_SECONDS) * rank / len(projects)
+        offset = first_poll_offset(rank, len(projects), interval, SPREAD_SECONDS)
         plans[project.pk] = Plan(offset, interval, project.timeout_seconds)
     return plans
 
@@ -180,7 +184,7 @@ def _count_first(tally: Tally, plan: Plan, t0: float, polled: float, response_ms
 def _percentile_ms(ordered: list[float], share: float) -> float | None:
     if not ordered:
         return None
-    return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000, 1)
+    return round(percentile(ordered, share * 100) * 1000, 1)
 
 
 def writer_ceiling(seconds: float) -> dict:

@@ -190,10 +190,14 @@ def machine() -> str:
 
 
 def markdown_table(rows: list[dict]) -> str:
+    """Rows of {column: cell} as a markdown table; the first row names the
+    columns, and a row without a column gets an empty cell."""
     headers = list(rows[0])
     lines = [
         "| " + " | ".join(headers) + " |",
         "| " + " | ".join("---" for _ in headers) + " |",
     ]
-    lines += ["| " + " | ".join(str(row[h]) for h in headers) + " |" for row in rows]
+    lines += [
+        "| " + " | ".join(str(row.get(h, "")) for h in headers) + " |" for row in rows
+    ]
     return "\n".join(lines)

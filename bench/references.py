@@ -34,10 +34,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from polling.engine.config import PollerConfig  # noqa: E402
 from polling.engine.probe import make_handle  # noqa: E402
+from polling.engine.scheduler import first_poll_offset  # noqa: E402
+from polling.engine.stats import percentile  # noqa: E402
 from polling.engine.transport import Request  # noqa: E402
 
-SPREAD_SECONDS = 60  # as the engine: first polls over min(interval, this)
+SPREAD_SECONDS = PollerConfig().spread_seconds
 STOP_GRACE_SECONDS = 15
 
 
@@ -215,7 +218,9 @@ def naive(database_url: str, seconds: float) -> dict:
     threads = []
     for rank, project in enumerate(projects):
         interval = project[2] * multiplier[project[3]]
-        first_due = started + min(interval, SPREAD_SECONDS) * rank / len(projects)
+        first_due = started + first_poll_offset(
+            rank, len(projects), interval, SPREAD_SECONDS
+        )
         thread = threading.Thread(
             target=poll_forever, args=(project, first_due), daemon=True
         )
@@ -252,10 +257,10 @@ def _lag_summary(lags: list[float]) -> dict:
         return {"lag_p50_ms": None, "lag_p99_ms": None, "lag_max_ms": None}
     lags = sorted(lags)
 
-    def at(share: float) -> float:
-        return round(lags[min(len(lags) - 1, int(share * len(lags)))] * 1000, 1)
+    def at(percent: float) -> float:
+        return round(percentile(lags, percent) * 1000, 1)
 
-    return {"lag_p50_ms": at(0.5), "lag_p99_ms": at(0.99), "lag_max_ms": at(1.0)}
+    return {"lag_p50_ms": at(50), "lag_p99_ms": at(99), "lag_max_ms": at(100)}
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import markdown_table
 from scenarios import Scenario
 
 # The harness inserts each run's section just above this line.
@@ -41,10 +42,7 @@ class Result:
 
 
 def table(results: list[Result]) -> str:
-    rows = [_cells(r) for r in results]
-    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
-    lines += ["| " + " | ".join(row.values()) + " |" for row in rows]
-    return "\n".join(lines)
+    return markdown_table([_cells(r) for r in results])
 
 
 def _cells(r: Result) -> dict[str, str]:
@@ -201,19 +199,20 @@ def _verdict(ok: bool, text: str) -> str:
 
 
 def writer_table(writer: list[dict]) -> str:
-    lines = [
-        "| database | projects | rows | rows/s | batch p50 | batch p99 |",
-        "|---|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| {w['database']} | {w['projects']:,} | {w['rows']:,} | "
-        f"{w['rows_per_s']:,.0f} | {w['batch_p50_ms']:.0f} ms | "
-        f"{w['batch_p99_ms']:.0f} ms |"
-        if "error" not in w
-        else f"| {w['database']} | failed: {w['error'][:200]} | | | | |"
-        for w in writer
-    ]
-    return "\n".join(lines)
+    return markdown_table([_writer_cells(w) for w in writer])
+
+
+def _writer_cells(w: dict) -> dict[str, str]:
+    if "error" in w:
+        return {"database": w["database"], "projects": f"failed: {w['error'][:200]}"}
+    return {
+        "database": w["database"],
+        "projects": f"{w['projects']:,}",
+        "rows": f"{w['rows']:,}",
+        "rows/s": f"{w['rows_per_s']:,.0f}",
+        "batch p50": f"{w['batch_p50_ms']:.0f} ms",
+        "batch p99": f"{w['batch_p99_ms']:.0f} ms",
+    }
 
 
 def section(results, writer, *, title: str, preamble: list[str]) -> str:

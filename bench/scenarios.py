@@ -6,12 +6,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from polling.engine.config import PollerConfig
+
 # Mean response time of each target kind, in seconds, for the sizing rule.
 MEAN_RESPONSE_SECONDS = {"fast": 0.002, "slow": 1.0}
 SLOW_DELAY_MS = 1000
 HANG_EVERY = 20  # mixed: one project in 20 (5 %) hangs until its timeout
 HEADROOM = 1.25  # run below saturation: queueing grows without bound at 100 %
-DEFAULT_CONCURRENCY = 100  # MAX_CONCURRENT_HTTP's default
+DEFAULT_CONCURRENCY = PollerConfig().max_concurrent_http
+SPREAD_SECONDS = PollerConfig().spread_seconds
 QUICK_PROJECTS_DIVISOR = 20
 QUICK_INTERVAL_DIVISOR = 6
 
@@ -44,8 +47,8 @@ class Scenario:
 
     @property
     def warmup(self) -> float:
-        """First polls are spread over min(interval, 60 s)."""
-        return min(self.interval, 60)
+        """First polls are spread over min(interval, the engine's spread)."""
+        return min(self.interval, SPREAD_SECONDS)
 
     def max_concurrent(self) -> int:
         if self.concurrency is not None:
