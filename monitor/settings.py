@@ -60,6 +60,8 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "projects",
     "polling",
+    # After projects, whose qcluster command replaces django-q2's own.
+    "django_q",
 ]
 
 MIDDLEWARE = [
@@ -110,6 +112,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
 else:
+    # No psycopg connection pool ("pool" in OPTIONS): qcluster forks its
+    # workers, and pooled connections would be shared across the fork
+    # (django-q2 issue #209).
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -181,3 +186,35 @@ ALERT_DIGEST_THRESHOLD = env.int("ALERT_DIGEST_THRESHOLD", default=5)
 ALERT_DIGEST_SECONDS = env.int("ALERT_DIGEST_SECONDS", default=30)
 ALERT_DELIVERY_TIMEOUT = env.float("ALERT_DELIVERY_TIMEOUT", default=10.0)
 ALERT_DELIVERY_CONCURRENCY = env.int("ALERT_DELIVERY_CONCURRENCY", default=4)
+
+# Background tasks (django-q2, run by `manage.py qcluster`)
+REDIS_URL = env.str("REDIS_URL", default="")
+Q_NAME = env.str("Q_NAME", default="uptime-monitor")
+Q_WORKERS = env.int("Q_WORKERS", default=2)
+Q_TIMEOUT = env.int("Q_TIMEOUT", default=600)
+Q_RETRY = env.int("Q_RETRY", default=Q_TIMEOUT + 60)
+Q_RECYCLE = env.int("Q_RECYCLE", default=500)
+Q_MAX_ATTEMPTS = env.int("Q_MAX_ATTEMPTS", default=3)
+Q_SAVE_LIMIT = env.int("Q_SAVE_LIMIT", default=250)
+Q_CLUSTER = {
+    "name": Q_NAME,
+    "workers": Q_WORKERS,
+    "timeout": Q_TIMEOUT,
+    # A task not acknowledged within this many seconds (its worker died, or
+    # the process was killed mid-run) is handed out again.
+    "retry": Q_RETRY,
+    "recycle": Q_RECYCLE,
+    "max_attempts": Q_MAX_ATTEMPTS,
+    # Successful tasks kept for the admin; failed ones are always kept.
+    "save_limit": Q_SAVE_LIMIT,
+    # After downtime a schedule runs once, not once per missed period.
+    "catch_up": False,
+    "label": "Background tasks",
+    "time_zone": "UTC",
+    **(
+        {"redis": REDIS_URL}
+        if REDIS_URL
+        # The project's own database is the queue: no other service to run.
+        else {"orm": "default", "poll": 0.5}
+    ),
+}
