@@ -1,0 +1,64 @@
+"""`manage.py qcluster`: django-q2's cluster, stopped cleanly by a signal.
+
+This replaces django-q2's own command (projects comes before django_q in
+INSTALLED_APPS). Its cluster stops from inside a signal handler, and its
+sentinel process dies at once on SIGTERM; when SIGTERM reaches every
+process of the group (honcho and `make run`, systemd's default KillMode,
+Heroku) the parent then waits forever on an event the dead sentinel held
+(django-q2 issue #346 is the same deadlock). Here SIGTERM and SIGINT are
+blocked before the cluster forks, so only this process reacts to them,
+without a handler: it waits for one with sigwait() and then stops the
+cluster, which lets its workers finish the tasks in hand.
+
+Workers unblock SIGTERM again (django-q2 kills a worker past Q_TIMEOUT
+with it), so a SIGTERM sent to every process also ends tasks that are
+running; the database queue hands those out again after Q_RETRY.
+"""
+
+from __future__ import annotations
+
+import signal
+
+from django_q.cluster import Cluster
+from django_q.signals import post_spawn
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+# How often to check that the cluster is still alive while waiting.
+CHECK_SECONDS = 5
+
+
+class Command(BaseCommand):
+    help = "Runs the background tasks (django-q2) until SIGTERM or SIGINT."
+
+    def handle(self, *args, **options) -> str:
+        settings.SECRET_KEY  # noqa: B018 - tasks are signed with it: fail early
+        post_spawn.connect(let_worker_be_terminated, dispatch_uid="projects.qcluster")
+        blocked_before = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            cluster = Cluster()
+            cluster.start()
+            received = wait_for_stop_signal(cluster)
+            self.stdout.write(f"{signal.strsignal(received)}: finishing tasks in hand.")
+            cluster.stop()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked_before)
+        return "Stopped."
+
+
+def wait_for_stop_signal(cluster: Cluster) -> int:
+    """Block until SIGTERM or SIGINT arrives; raise if the cluster dies
+    first, so the process exits non-zero and gets restarted."""
+    while True:
+        info = signal.sigtimedwait(STOP_SIGNALS, CHECK_SECONDS)
+        if info is not None:
+            return info.si_signo
+        if not cluster.sentinel.is_alive():
+            raise CommandError("The task cluster stopped unexpectedly.")
+
+
+def let_worker_be_terminated(**kwargs) -> None:
+    """post_spawn receiver, run in each new worker process."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})

@@ -1,0 +1,31 @@
+"""Environment for the real processes tests start (runpoller, qcluster)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def database_url() -> str:
+    """A DATABASE_URL naming the test database this test runs on."""
+    settings = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{settings['NAME']}"
+    user, host, port = settings["USER"], settings["HOST"], settings["PORT"] or 5432
+    return f"postgres://{user}@{host}:{port}/{settings['NAME']}"
+
+
+def process_env(**overrides: str) -> dict[str, str]:
+    """The product's own settings on the test database, no .env file."""
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "monitor.settings",
+        "ENV_FILE": "/nonexistent",
+        "SECRET_KEY": "process-test-key",
+        "DATABASE_URL": database_url(),
+        **overrides,
+    }
