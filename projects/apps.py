@@ -1,5 +1,6 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_save
+from django.core import checks
+from django.db.models.signals import post_migrate, post_save
 
 
 class ProjectsConfig(AppConfig):
@@ -7,6 +8,8 @@ class ProjectsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from projects import schedules
+        from projects.checks import tasks_settings_check
         from projects.models import Project
         from projects.notifications.receivers import attach_default_channels
 
@@ -14,4 +17,11 @@ class ProjectsConfig(AppConfig):
             attach_default_channels,
             sender=Project,
             dispatch_uid="projects.attach_default_channels",
+        )
+        checks.register(tasks_settings_check)
+        # Sent once for this app, after every app's migrations have run.
+        post_migrate.connect(
+            schedules.register_after_migrate,
+            sender=self,
+            dispatch_uid="projects.schedules.register_after_migrate",
         )

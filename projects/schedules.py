@@ -1,0 +1,125 @@
+"""The jobs the `tasks` process (django-q2's qcluster) runs on a timetable,
+and how they get into its Schedule table.
+
+SCHEDULES is the one list of them. After every `migrate` (the `release`
+process, `make run`, the test database) register_schedules() looks each
+entry up by its name:
+
+- a missing schedule is created, first due at the entry's `at` time;
+- an existing one is left exactly as it is, so an operator's change in the
+  admin (another time, another interval, repeats = 0 to pause it) survives
+  every later deploy;
+- registering again, from any number of processes, never makes a second
+  schedule of one name.
+
+To add a job, write it as a plain function in the package of its concern
+(projects/housekeeping/, projects/notifications/ ...), so tests call it
+directly, and append a ScheduledJob here with a unique name. Renaming an
+entry creates a new schedule and leaves the old one to delete in the admin.
+Times are UTC (Q_CLUSTER's time_zone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
+
+from django_q.models import Schedule
+
+from django.apps import apps as global_apps
+from django.db import connections, transaction
+from django.utils import timezone
+
+_PERIODS = {
+    Schedule.HOURLY: timedelta(hours=1),
+    Schedule.DAILY: timedelta(days=1),
+}
+# Any constant will do; it only has to be the same in every process.
+_REGISTRATION_LOCK = 0x5C4ED
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledJob:
+    """One entry of the timetable, in django-q2's terms.
+
+    `schedule_type` is one of django-q2's Schedule.HOURLY, Schedule.DAILY
+    or Schedule.MINUTES (every `minutes` minutes).
+    `at` picks the first run: for DAILY the next time of day at `at`, for
+    HOURLY the next hour at `at`'s minute; None means at once.
+    """
+
+    name: str
+    func: str
+    schedule_type: str
+    minutes: int | None = None
+    at: time | None = None
+
+    def first_run(self, now: datetime) -> datetime:
+        if self.at is None or self.schedule_type not in _PERIODS:
+            return now
+        now = now.astimezone(UTC)
+        if self.schedule_type == Schedule.DAILY:
+            start = now.replace(hour=self.at.hour, minute=self.at.minute)
+        else:
+            start = now.replace(minute=self.at.minute)
+        start = start.replace(second=0, microsecond=0)
+        return start if start > now else start + _PERIODS[self.schedule_type]
+
+
+SCHEDULES: list[ScheduledJob] = []
+
+
+def register_schedules(
+    jobs: Iterable[ScheduledJob] | None = None,
+    *,
+    using: str = "default",
+    apps=global_apps,
+) -> list[str]:
+    """Create the schedules of `jobs` (SCHEDULES when None) that do not
+    exist yet, by name. Returns the names created."""
+    schedule_model = apps.get_model("django_q", "Schedule")
+    jobs = SCHEDULES if jobs is None else list(jobs)
+    now = timezone.now()
+    created = []
+    with transaction.atomic(using=using):
+        _lock_registration(using)
+        existing = set(
+            schedule_model.objects.using(using)
+            .filter(name__in=[job.name for job in jobs])
+            .values_list("name", flat=True)
+        )
+        for job in jobs:
+            if job.name in existing:
+                continue
+            schedule_model.objects.using(using).create(
+                name=job.name,
+                func=job.func,
+                schedule_type=job.schedule_type,
+                minutes=job.minutes,
+                repeats=-1,
+                next_run=job.first_run(now),
+            )
+            created.append(job.name)
+    return created
+
+
+def _lock_registration(using: str) -> None:
+    """Serialise registrations. SQLite transactions here are IMMEDIATE and
+    already hold the write lock; PostgreSQL needs an explicit lock, held
+    until the transaction ends."""
+    connection = connections[using]
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_REGISTRATION_LOCK])
+
+
+def register_after_migrate(sender, *, using: str, apps=global_apps, **kwargs) -> None:
+    """post_migrate receiver: registers SCHEDULES once django-q2's tables
+    exist in this database. `apps` is the migrated state (flush, which
+    also sends post_migrate, leaves it out)."""
+    try:
+        apps.get_model("django_q", "Schedule")
+    except LookupError:
+        return  # django_q is not migrated yet (e.g. `migrate projects 0001`)
+    register_schedules(using=using, apps=apps)
