@@ -29,7 +29,7 @@ def test_grouped_events_wait_for_their_window_to_close(
     queue_notification(hook)
 
     assert deliver(clock) == 0
-    assert next_wake(clock.now(), CONFIG) == clock.now() + timedelta(seconds=30)
+    assert next_wake(clock.now(), CONFIG).at == clock.now() + timedelta(seconds=30)
     clock.advance(29)
     assert deliver(clock) == 0
     clock.advance(1)

@@ -45,6 +45,9 @@ class NotificationChannel(models.Model):
         max_length=MAX_ERROR_MESSAGE_LENGTH, blank=True, editable=False
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # When a deliverer has promised to wake for this channel's next retry or
+    # digest window: others seeing the promise return instead of waiting too.
+    deliverer_wakes_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]

@@ -30,6 +30,12 @@ logger = logging.getLogger(__name__)
 Sender = Callable[..., Sent]
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class Wake:
+    at: datetime
+    channel_id: int
+
+
 @dataclass(frozen=True, slots=True)
 class Result:
     """What one send came to, for the delivery log."""
@@ -84,18 +90,19 @@ def claim(ids: list[int], now: datetime, config: DeliveryConfig) -> list[Notific
     return sorted(rows, key=lambda row: won.index(row.pk))
 
 
-def next_wake(now: datetime, config: DeliveryConfig) -> datetime | None:
-    """When something next falls due: a retry or a window closing."""
+def next_wake(now: datetime, config: DeliveryConfig) -> Wake | None:
+    """When something next falls due, and for which channel: a retry or a
+    digest window closing. None when nothing is pending."""
     retry = (
         Notification.objects.filter(state=Notification.State.PENDING)
         .exclude(digests.waiting_for_group())
         .order_by("next_attempt_at")
-        .values_list("next_attempt_at", flat=True)
+        .values_list("next_attempt_at", "channel_id")
         .first()
     )
-    closing = [window.closes_at for window in digests.windows(now, config)]
-    times = [t for t in [retry, *closing] if t is not None]
-    return min(times, default=None)
+    wakes = [Wake(*retry)] if retry else []
+    wakes += [Wake(w.closes_at, w.channel_id) for w in digests.windows(now, config)]
+    return min(wakes, default=None)
 
 
 def _claimable(now: datetime):

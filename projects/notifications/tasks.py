@@ -1,0 +1,102 @@
+"""Tasks for the tasks process (django-q2). Plain functions: tests call
+them directly.
+
+- `deliver_notifications`: sends what is due, then stays on while
+  something falls due within its run (a retry, a digest window closing),
+  unless another run has already promised to wake for it. Enqueued after
+  the writer commits new outbox rows (`request_delivery`) and run every
+  minute by the sweeper schedule, which also picks up rows whose task was
+  lost (a tasks process restarted, a broker that dropped a message).
+- `queue_reminders`: see projects.notifications.reminders.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from django.db.models import Q
+from django.utils import timezone
+
+from projects.models import NotificationChannel
+from projects.notifications.config import DeliveryConfig
+from projects.notifications.delivery import Wake, deliver_due, next_wake
+from projects.notifications.reminders import queue_reminders  # noqa: F401
+
+logger = logging.getLogger(__name__)
+
+DELIVER_TASK = "projects.notifications.tasks.deliver_notifications"
+# One run ends within this, so the workers stay free for other tasks and a
+# SIGTERM of the tasks process is not held up for long.
+RUN_SECONDS = 45
+# New rows ask for a run at most this often per process.
+REQUEST_INTERVAL = 1.0
+
+_last_request = float("-inf")
+_request_lock = threading.Lock()
+
+
+def deliver_notifications(
+    *,
+    now: Callable[[], datetime] = timezone.now,
+    sleep: Callable[[float], object] = time.sleep,
+    run_seconds: float = RUN_SECONDS,
+) -> int:
+    """Returns how many sends were attempted."""
+    config = DeliveryConfig.from_settings()
+    started = now()
+    sent = 0
+    while True:
+        sent += deliver_due(now=now, config=config)
+        wait = _wait_before_next(
+            now(), started + timedelta(seconds=run_seconds), config
+        )
+        if wait is None:
+            return sent
+        sleep(wait)
+
+
+def _wait_before_next(current, run_ends, config) -> float | None:
+    """Seconds until the next wake-up this run promises to handle; None
+    when the run ends (nothing due soon, or another run will wake)."""
+    wake = next_wake(current, config)
+    if wake is None or wake.at > run_ends:
+        return None
+    if wake.at > current and not promise_wakeup(wake, current):
+        return None
+    return max((wake.at - current).total_seconds(), 0)
+
+
+def promise_wakeup(wake: Wake, now: datetime) -> bool:
+    """Records on the channel that this run wakes for it at `wake.at`;
+    False when another run already promised to wake for it by then."""
+    updated = (
+        NotificationChannel.objects.filter(pk=wake.channel_id)
+        .filter(
+            Q(deliverer_wakes_at__isnull=True)
+            | Q(deliverer_wakes_at__lte=now)
+            | Q(deliverer_wakes_at__gt=wake.at)
+        )
+        .update(deliverer_wakes_at=wake.at)
+    )
+    return updated == 1
+
+
+def request_delivery() -> None:
+    """Asks the tasks process for a delivery run soon; cheap, and at most
+    once a second per process (call it after commit)."""
+    global _last_request
+    with _request_lock:
+        if time.monotonic() - _last_request < REQUEST_INTERVAL:
+            return
+        _last_request = time.monotonic()
+    from django_q.tasks import async_task
+
+    try:
+        async_task(DELIVER_TASK, task_name="deliver notifications")
+    except Exception:
+        # The sweeper delivers within a minute anyway; never fail the caller.
+        logger.exception("could not ask the tasks process for a delivery run")

@@ -1,0 +1,104 @@
+"""The delivery task's run: it stays on for retries and digest windows due
+within its run, and only one run waits for each wake-up."""
+
+from __future__ import annotations
+
+import pytest
+
+from projects.models import NotificationChannel
+from projects.notifications.delivery import Wake
+from projects.notifications.tasks import deliver_notifications, promise_wakeup
+
+
+@pytest.fixture
+def hook(make_channel, webhook_receiver):
+    return make_channel(url=webhook_receiver.url())
+
+
+@pytest.fixture(autouse=True)
+def _settings(settings):
+    settings.ALERT_DIGEST_SECONDS = 30
+    settings.ALERT_DELIVERY_TIMEOUT = 2
+
+
+def run(clock, **kwargs) -> tuple[int, list[float]]:
+    waits = []
+
+    def sleep(seconds):
+        waits.append(seconds)
+        clock.advance(seconds)
+
+    return deliver_notifications(now=clock.now, sleep=sleep, **kwargs), waits
+
+
+def test_a_run_waits_for_a_digest_window_that_closes_within_it(
+    hook, queue_notification, webhook_receiver, clock
+):
+    queue_notification(hook)
+
+    sent, waits = run(clock)
+
+    assert sent == 1
+    assert waits == [30.0]
+    assert webhook_receiver.events() == ["incident.opened"]
+
+
+def test_a_run_waits_for_a_retry_due_within_it(
+    hook, queue_notification, webhook_receiver, clock
+):
+    webhook_receiver.answer(503)
+    queue_notification(hook, "incident.reminder")
+
+    sent, waits = run(clock)
+
+    assert sent == 2
+    assert len(waits) == 1
+    assert 24 <= waits[0] <= 36
+    assert [r.status for r in webhook_receiver.requests] == [503, 200]
+
+
+def test_a_run_ends_when_the_next_wake_is_beyond_it(
+    hook, queue_notification, webhook_receiver, clock
+):
+    webhook_receiver.answer(503, 503)
+    queue_notification(hook, "incident.reminder")
+
+    sent, waits = run(clock, run_seconds=45)
+
+    # 30 s, then 2 min: the second retry is the next run's.
+    assert sent == 2
+    assert len(waits) == 1
+
+
+def test_a_run_does_not_wait_when_another_promised_to(
+    hook, queue_notification, webhook_receiver, clock
+):
+    from datetime import timedelta
+
+    queue_notification(hook)
+    promise_wakeup(Wake(clock.now() + timedelta(seconds=30), hook.pk), clock.now())
+
+    sent, waits = run(clock)
+
+    assert (sent, waits) == (0, [])
+
+
+def test_a_promise_is_taken_over_once_it_has_passed(hook, clock):
+    from datetime import timedelta
+
+    soon = Wake(clock.now() + timedelta(seconds=10), hook.pk)
+    assert promise_wakeup(soon, clock.now()) is True
+    assert promise_wakeup(soon, clock.now()) is False
+    sooner = Wake(clock.now() + timedelta(seconds=5), hook.pk)
+    assert promise_wakeup(sooner, clock.now()) is True
+
+    clock.advance(11)
+    later = Wake(clock.now() + timedelta(seconds=10), hook.pk)
+    assert promise_wakeup(later, clock.now()) is True
+    hook.refresh_from_db()
+    assert hook.deliverer_wakes_at == later.at
+
+
+def test_nothing_pending_ends_the_run_at_once(db, clock):
+    assert run(clock) == (0, [])
+    assert not NotificationChannel.objects.exists()
