@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.utils import timezone
 
@@ -12,7 +13,6 @@ from projects.models import Notification, NotificationChannel
 from projects.notifications import transports
 from projects.notifications.config import DeliveryConfig
 from projects.notifications.delivery import claim, send_one
-from projects.notifications.payloads import test_payload
 from projects.notifications.recording import record
 
 
@@ -47,3 +47,15 @@ def _outcome(result) -> TestOutcome:
     status = result.sent.http_status
     answer = f" (HTTP {status})" if status else ""
     return TestOutcome(True, f"delivered{answer} in {result.duration_ms} ms")
+
+
+def test_payload(channel: NotificationChannel, now: datetime) -> dict:
+    return {
+        "version": 1,
+        "event": Notification.Event.TEST.value,
+        "occurred_at": now.isoformat(),
+        "message": f"A test notification to “{channel.name}”: this channel works.",
+        "project": None,
+        "incident": None,
+        "links": {},
+    }
