@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.views.decorators.gzip import gzip_page
 
 from projects.models import PollResult, Project, Status
+from projects.queries.deliveries import DELIVERIES_SHOWN, recent_deliveries
 from projects.queries.heartbeats import latest_polls
 from projects.queries.history import poll_history
 from projects.queries.outages import OUTAGES_SHOWN, recent_outages
@@ -85,6 +86,8 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "status": status,
         "statuses": Status,
         "now": now,
+        "deliveries": recent_deliveries(pk),
+        "deliveries_shown": DELIVERIES_SHOWN,
     }
     return render(request, "projects/project_detail.html", context)
 

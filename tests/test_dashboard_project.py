@@ -153,7 +153,7 @@ def test_a_filter_that_cannot_match_skips_the_query(
     project = make_project()
     add_polls(project, "dddd", end=now)
 
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(8):
         response = admin_client.get(url(project, status="up"))
 
     assert response.context["history"] == []
@@ -174,7 +174,7 @@ def test_the_page_costs_the_same_queries_for_few_or_many_polls(
     assert queries(idle) == queries(busy)
     # Session, user, project, uptime (rollups and part-hours), chart,
     # outages, history.
-    assert queries(busy) == 8
+    assert queries(busy) == 9
 
 
 def test_history_ignores_a_bad_cursor(admin_client, make_project, add_polls, now):
