@@ -54,6 +54,7 @@ def message_context(payload: dict) -> dict:
         "message": payload.get("message", ""),
         "project": payload.get("project") or {},
         "incident": incident_context(payload.get("incident") or {}),
+        "outage": outage_context(payload.get("outage") or {}),
         "items": [item_context(item) for item in digest_items(payload)],
         "links": payload.get("links") or {},
     }
@@ -88,6 +89,24 @@ def incident_context(incident: dict) -> dict:
         "started": _parsed(incident.get("started_at")),
         "resolved": _parsed(incident.get("resolved_at")),
         "duration": None if seconds is None else duration_text(seconds),
+    }
+
+
+OUTAGE_FIELDS = ("id", "kind", "started_at", "ended_at", "duration_seconds")
+
+
+def outage_context(outage: dict) -> dict:
+    """The monitor's own outage (monitor.*, poller.* events): when, how
+    long, and whatever details came with it."""
+    if not outage:
+        return {}
+    seconds = outage.get("duration_seconds")
+    details = {k: v for k, v in outage.items() if k not in OUTAGE_FIELDS}
+    return {
+        "started": _parsed(outage.get("started_at")),
+        "ended": _parsed(outage.get("ended_at")),
+        "duration": None if seconds is None else duration_text(seconds),
+        "details": [(k.replace("_", " ").capitalize(), v) for k, v in details.items()],
     }
 
 
