@@ -19,7 +19,7 @@ def test_the_project_page_lists_its_delivery_attempts(
 ):
     project = make_project(name="shop")
     channel = make_channel(name="ops hook", url=webhook_receiver.url())
-    webhook_receiver.answer(503)
+    webhook_receiver.default_status = 503
     queue_notification(channel, project=project)
     queue_notification(channel, project=make_project(name="other"))
     deliver_due(now=clock.now, config=DeliveryConfig(digest_seconds=0))

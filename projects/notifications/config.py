@@ -26,8 +26,7 @@ class DeliveryConfig:
 
     @property
     def claim_seconds(self) -> float:
-        """How long a claimed row stays out of others' reach: every send of
-        one batch, with room to spare, before a crashed deliverer's rows are
-        taken again."""
-        rounds = -(-self.batch_size // self.concurrency)
-        return self.timeout_seconds * 2 * rounds + 60
+        """How long a claimed row stays out of others' reach: one send with
+        room to spare (rows are claimed just before they are sent), after
+        which a crashed run's rows are taken again."""
+        return self.timeout_seconds * 2 + 30

@@ -54,14 +54,19 @@ def deliver_due(
     config: DeliveryConfig | None = None,
 ) -> int:
     """Sends every notification due now, up to one batch; returns how many
-    sends were attempted."""
+    sends were attempted. Rows are claimed a few at a time, just before
+    they are sent, so a claim stays short and a crashed run's rows are
+    soon taken again."""
     config = config or DeliveryConfig.from_settings()
-    claimed = claim(due_ids(now(), config), now(), config)
-    claimed = [n for n in claimed if not skipped(n, now())]
-    results = send_all(claimed, sender=sender, config=config, now=now)
-    for result in results:
-        record(result, now=now())
-    return len(results)
+    ids = due_ids(now(), config)
+    attempted = 0
+    for start in range(0, len(ids), config.concurrency):
+        claimed = claim(ids[start : start + config.concurrency], now(), config)
+        claimed = [n for n in claimed if not skipped(n, now())]
+        for result in send_all(claimed, sender=sender, config=config, now=now):
+            record(result, now=now())
+            attempted += 1
+    return attempted
 
 
 def due_ids(now: datetime, config: DeliveryConfig) -> list[int]:
