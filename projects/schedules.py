@@ -67,7 +67,22 @@ class ScheduledJob:
         return start if start > now else start + _PERIODS[self.schedule_type]
 
 
-SCHEDULES: list[ScheduledJob] = []
+SCHEDULES: list[ScheduledJob] = [
+    # The safety net under the runs asked for after each commit: delivers
+    # whatever is due, rows whose run was lost included.
+    ScheduledJob(
+        name="deliver notifications",
+        func="projects.notifications.tasks.deliver_notifications",
+        schedule_type=Schedule.MINUTES,
+        minutes=1,
+    ),
+    ScheduledJob(
+        name="queue reminders",
+        func="projects.notifications.tasks.queue_reminders",
+        schedule_type=Schedule.MINUTES,
+        minutes=1,
+    ),
+]
 
 
 def register_schedules(

@@ -102,3 +102,36 @@ def test_a_promise_is_taken_over_once_it_has_passed(hook, clock):
 def test_nothing_pending_ends_the_run_at_once(db, clock):
     assert run(clock) == (0, [])
     assert not NotificationChannel.objects.exists()
+
+
+def test_delivery_and_reminders_are_scheduled_every_minute(db):
+    from pydoc import locate
+
+    from django_q.models import Schedule
+
+    schedules = Schedule.objects.filter(
+        name__in=["deliver notifications", "queue reminders"]
+    )
+    assert sorted(s.name for s in schedules) == [
+        "deliver notifications",
+        "queue reminders",
+    ]
+    for schedule in schedules:
+        assert (schedule.schedule_type, schedule.minutes) == (Schedule.MINUTES, 1)
+        assert callable(locate(schedule.func))
+
+
+def test_a_delivery_run_is_asked_for_at_most_once_a_second(db, monkeypatch):
+    from django_q.models import OrmQ
+
+    from projects.notifications import tasks
+
+    monkeypatch.setattr(tasks, "_last_request", float("-inf"))
+
+    tasks.request_delivery()
+    tasks.request_delivery()
+
+    assert OrmQ.objects.count() == 1
+    monkeypatch.setattr(tasks, "_last_request", float("-inf"))
+    tasks.request_delivery()
+    assert OrmQ.objects.count() == 2
