@@ -15,8 +15,9 @@ from django.db import (
     transaction,
 )
 
-from polling.engine.types import Outcome, Target
+from polling.engine.types import OK_STATUS, JsonAssertion, Keyword, Outcome, Target
 from polling.engine.writer import StoreUnavailable
+from projects.expectations import parse_expected_value, parse_status_codes
 from projects.models import (
     MAX_ERROR_MESSAGE_LENGTH,
     HourlyRollup,
@@ -35,19 +36,59 @@ TARGET_FIELDS = [
     "interval",
     "interval_unit",
     "timeout_seconds",
+    "follow_redirects",
+    "verify_tls",
+    "max_response_time_ms",
+    "keyword",
+    "keyword_mode",
+    "keyword_case_sensitive",
+    "json_query",
+    "json_operator",
+    "json_expected",
 ]
 
 
 def target_from_project(project: Project) -> Target:
+    try:
+        expected_status, problem = parse_status_codes(project.expected_status), ""
+    except ValueError as error:
+        # Saved around the admin's validation: every poll says why.
+        expected_status, problem = OK_STATUS, f"invalid expected status: {error}"
     return Target(
         project_id=project.pk,
         url=project.url,
         method=project.method,
         headers=tuple(sorted(project.headers.items())),
         body=project.body,
-        expected_status=project.expected_status,
+        expected_status=expected_status,
         interval_seconds=project.interval_seconds,
         timeout_seconds=project.timeout_seconds,
+        follow_redirects=project.follow_redirects,
+        verify_tls=project.verify_tls,
+        max_response_time_ms=project.max_response_time_ms,
+        keyword=_keyword(project),
+        json_assertion=_json_assertion(project),
+        problem=problem,
+    )
+
+
+def _keyword(project: Project) -> Keyword | None:
+    if not project.keyword:
+        return None
+    return Keyword(
+        project.keyword,
+        present=project.keyword_mode == Project.KeywordMode.CONTAINS,
+        case_sensitive=project.keyword_case_sensitive,
+    )
+
+
+def _json_assertion(project: Project) -> JsonAssertion | None:
+    if not project.json_query:
+        return None
+    return JsonAssertion(
+        project.json_query,
+        project.json_operator,
+        parse_expected_value(project.json_expected),
     )
 
 

@@ -56,8 +56,34 @@ class ProjectAdmin(admin.ModelAdmin):
         "recent_results",
     ]
     fieldsets = [
-        (None, {"fields": ["name", "url", "method", "enabled"]}),
-        ("Request", {"fields": ["headers", "body", "expected_status"]}),
+        (None, {"fields": ["name", "enabled"]}),
+        (
+            "Request",
+            {
+                "fields": [
+                    "url",
+                    "method",
+                    "headers",
+                    "body",
+                    "follow_redirects",
+                    "verify_tls",
+                ]
+            },
+        ),
+        (
+            "What counts as up",
+            {
+                "description": "Every rule must hold; the first that fails is "
+                "the poll's reason. Content rules read the first 1 MiB of "
+                "the final response.",
+                "fields": [
+                    "expected_status",
+                    ("keyword", "keyword_mode", "keyword_case_sensitive"),
+                    ("json_query", "json_operator", "json_expected"),
+                    "max_response_time_ms",
+                ],
+            },
+        ),
         ("Schedule", {"fields": ["interval", "interval_unit", "timeout_seconds"]}),
         ("Alerts", {"fields": ["channels"]}),
         (

@@ -4,6 +4,10 @@ from django import forms
 
 from projects.models import DEFAULT_INTERVAL, NotificationChannel, Project
 
+# Choices with a default: left out of a submitted form, they keep it, so
+# forms and scripts written before these options existed still save.
+DEFAULTED_CHOICES = ("keyword_mode", "json_operator")
+
 
 class ProjectForm(forms.ModelForm):
     """The one form for editing a project; the model holds the rules."""
@@ -29,7 +33,16 @@ class ProjectForm(forms.ModelForm):
             "method",
             "headers",
             "body",
+            "follow_redirects",
+            "verify_tls",
             "expected_status",
+            "keyword",
+            "keyword_mode",
+            "keyword_case_sensitive",
+            "json_query",
+            "json_operator",
+            "json_expected",
+            "max_response_time_ms",
             "interval",
             "interval_unit",
             "timeout_seconds",
@@ -40,6 +53,8 @@ class ProjectForm(forms.ModelForm):
             "channels": forms.CheckboxSelectMultiple,
             "url": forms.URLInput(attrs={"size": 80}),
             "body": forms.Textarea(attrs={"rows": 3, "cols": 60}),
+            "keyword": forms.TextInput(attrs={"size": 60}),
+            "json_query": forms.TextInput(attrs={"size": 60}),
         }
 
     def __init__(self, *args, **kwargs) -> None:
@@ -47,6 +62,15 @@ class ProjectForm(forms.ModelForm):
         if not self.instance.pk and "channels" not in self.initial:
             defaults = NotificationChannel.objects.filter(is_default=True)
             self.initial["channels"] = list(defaults.values_list("pk", flat=True))
+        for name in DEFAULTED_CHOICES:
+            self.fields[name].required = False
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        for name in DEFAULTED_CHOICES:
+            if not cleaned.get(name) and name not in self.errors:
+                cleaned[name] = Project._meta.get_field(name).default
+        return cleaned
 
     def clean_headers(self) -> object:
         headers = self.cleaned_data["headers"]

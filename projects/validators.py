@@ -9,9 +9,15 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+import jmespath
+from jmespath.exceptions import IncompleteExpressionError, JMESPathError
+
 from django.core.exceptions import ValidationError
 
-ALLOWED_SCHEMES = ("http", "https")
+from projects.expectations import parse_status_codes
+
+ALLOWED_SCHEMES = ("http", "https", "tcp")
+TCP_EXAMPLE = "tcp://db.example.com:5432"
 # RFC 9110 token characters, the only ones allowed in a header name.
 HEADER_NAME_RE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 # Letters, digits, hyphens and dots (IDNA hosts are checked separately).
@@ -19,7 +25,8 @@ HOSTNAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9\-.]*[A-Za-z0-9])?$")
 
 
 def validate_http_url(value: str) -> None:
-    """Accept only absolute http(s) URLs with a host that can be requested."""
+    """Accept absolute http(s) URLs with a host that can be requested, and
+    tcp://host:port for TCP port checks."""
     if any(char.isspace() for char in value):
         raise ValidationError("A URL cannot contain spaces or line breaks.")
     if any(ord(char) < 32 or ord(char) == 127 for char in value):
@@ -32,7 +39,7 @@ def validate_http_url(value: str) -> None:
         )
     if parts.scheme.lower() not in ALLOWED_SCHEMES:
         raise ValidationError(
-            "Only http:// and https:// URLs can be polled, not %(scheme)s:.",
+            "Only http://, https:// and tcp:// URLs can be polled, not %(scheme)s:.",
             params={"scheme": parts.scheme},
         )
     if not parts.hostname:
@@ -44,6 +51,23 @@ def validate_http_url(value: str) -> None:
         raise ValidationError(
             "The URL's port must be a number from 1 to 65535."
         ) from None
+    if parts.scheme.lower() == "tcp":
+        _validate_tcp(parts)
+
+
+def _validate_tcp(parts) -> None:
+    if not parts.port:
+        raise ValidationError(
+            "A TCP check needs a port: %(example)s.", params={"example": TCP_EXAMPLE}
+        )
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValidationError(
+            "A TCP check is only tcp://host:port, with no path or query, "
+            "e.g. %(example)s.",
+            params={"example": TCP_EXAMPLE},
+        )
+    if parts.username or parts.password:
+        raise ValidationError("A TCP check cannot log in: remove the user name.")
 
 
 def _validate_host(host: str) -> None:
@@ -82,3 +106,32 @@ def validate_headers(value: object) -> None:
                 "The value of header “%(name)s” cannot contain line breaks.",
                 params={"name": name},
             )
+
+
+def validate_status_codes(value: str) -> None:
+    """Accept one code, a range or a list: 200, 200-299, 200-299, 301."""
+    try:
+        parse_status_codes(value)
+    except ValueError as error:
+        raise ValidationError(str(error)) from None
+
+
+def validate_json_query(value: str) -> None:
+    """Accept a JMESPath expression that compiles."""
+    try:
+        jmespath.compile(value)
+    except JMESPathError as error:
+        raise ValidationError(
+            "“%(query)s” is not a JMESPath query (%(detail)s). Examples: "
+            "status, checks.database.ok, items[0].state.",
+            params={"query": value, "detail": _parse_problem(error)},
+        ) from None
+
+
+def _parse_problem(error: JMESPathError) -> str:
+    if isinstance(error, IncompleteExpressionError):
+        return "it ends too soon"
+    position = getattr(error, "lex_position", None)
+    if position is None:
+        return "it cannot be read"
+    return f"unexpected “{error.token_value}” at character {position + 1}"

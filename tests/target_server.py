@@ -20,6 +20,8 @@ Routes (any method; HEAD gets headers only):
     /redirect-loop          302 to itself
     /redirect-to?location=  302 (or &status=) to the given location
     /echo                   200 with JSON: method, path, headers, body
+    /text?body=&type=&status=  that body (UTF-8), Content-Type and status
+                            (defaults: empty, text/plain, 200)
 
 Request bodies are read by Content-Length. Every request is recorded
 before it is answered, so /hang and /reset show up in `requests` too.
@@ -313,6 +315,13 @@ class _Handler(BaseHTTPRequestHandler):
         status = int(query.get("status", ["302"])[0])
         self._send(status, b"", [("Location", query["location"][0])])
 
+    def route_text(self) -> None:
+        query = parse_qs(urlsplit(self.path).query, keep_blank_values=True)
+        body = query.get("body", [""])[0].encode()
+        content_type = query.get("type", ["text/plain; charset=utf-8"])[0]
+        status = int(query.get("status", ["200"])[0])
+        self._send(status, body, [("Content-Type", content_type)])
+
     def route_echo(self) -> None:
         request = self.recorded
         body = json.dumps(
@@ -343,5 +352,6 @@ ROUTES = [
         (r"/redirect-loop", _Handler.route_redirect_loop),
         (r"/redirect-to", _Handler.route_redirect_to),
         (r"/echo", _Handler.route_echo),
+        (r"/text", _Handler.route_text),
     ]
 ]

@@ -66,12 +66,20 @@ def test_it_adds_a_project(admin_client):
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("url", "file:///etc/passwd", "Only http:// and https:// URLs can be polled"),
-        ("url", "ftp://example.com", "Only http:// and https:// URLs can be polled"),
+        (
+            "url",
+            "file:///etc/passwd",
+            "Only http://, https:// and tcp:// URLs can be polled",
+        ),
+        (
+            "url",
+            "ftp://example.com",
+            "Only http://, https:// and tcp:// URLs can be polled",
+        ),
         ("url", "not a url", "A URL cannot contain spaces"),
         ("interval", "0", "greater than or equal to 1"),
-        ("expected_status", "99", "greater than or equal to 100"),
-        ("expected_status", "600", "less than or equal to 599"),
+        ("expected_status", "99", "Status codes run from 100 to 599; 99 is not one."),
+        ("expected_status", "600", "Status codes run from 100 to 599; 600 is not one."),
         ("headers", "[1, 2]", "Headers must be a JSON object"),
         ("headers", "Accept: text/html", "Headers must be valid JSON"),
     ],

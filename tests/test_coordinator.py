@@ -110,7 +110,7 @@ def test_projects_added_updated_and_removed_while_running(target_server, coordin
     wait_until(lambda: PollResult.objects.filter(project=project).exists(), timeout=2)
 
     Project.objects.filter(pk=project.pk).update(
-        url=target_server.url("/status/204"), expected_status=204
+        url=target_server.url("/status/204"), expected_status="204"
     )
     assert poller.sync_project(project.pk) == "updated"
     assert poller.target(project.pk).url.endswith("/status/204")

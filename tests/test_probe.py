@@ -74,7 +74,7 @@ def test_it_is_up_exactly_when_the_status_is_the_expected_one(
 ):
     url = target_server.url(f"/status/{code}")
 
-    outcome = poll(handle, url, expected_status=expected)
+    outcome = poll(handle, url, expected_status=((expected, expected),))
 
     assert outcome.up is (error == "")
     assert outcome.error == error

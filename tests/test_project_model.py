@@ -13,7 +13,7 @@ VALID = {
     "method": "GET",
     "headers": "{}",
     "body": "",
-    "expected_status": 200,
+    "expected_status": "200",
     "interval": 5,
     "interval_unit": "minutes",
     "timeout_seconds": 10,
@@ -42,9 +42,12 @@ def test_a_valid_form_saves_a_project():
     [
         (
             "file:///etc/passwd",
-            "Only http:// and https:// URLs can be polled, not file:",
+            "Only http://, https:// and tcp:// URLs can be polled, not file:",
         ),
-        ("ftp://example.com", "Only http:// and https:// URLs can be polled, not ftp:"),
+        (
+            "ftp://example.com",
+            "Only http://, https:// and tcp:// URLs can be polled, not ftp:",
+        ),
         ("javascript:alert(1)", "not javascript:"),
         ("not a url", "cannot contain spaces"),
         ("example.com/health", "Enter a full URL starting with http://"),
@@ -84,8 +87,8 @@ def test_it_accepts_http_urls(url):
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("expected_status", 99, "greater than or equal to 100"),
-        ("expected_status", 600, "less than or equal to 599"),
+        ("expected_status", "99", "Status codes run from 100 to 599; 99 is not one."),
+        ("expected_status", "600", "Status codes run from 100 to 599; 600 is not one."),
         ("interval", 0, "greater than or equal to 1"),
         ("interval", -5, "greater than or equal to 1"),
         ("timeout_seconds", 0, "greater than or equal to 1"),

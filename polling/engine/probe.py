@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import certifi
 
+from polling.engine import verdict
 from polling.engine.reasons import timed_out, transfer_reason
 from polling.engine.transport import (
     MAX_BODY_BYTES,
@@ -82,6 +83,10 @@ def probe(handle: Transport, task: Task) -> Outcome:
     """Poll the task's target once and say what happened."""
     target = task.target
     started_at = datetime.now(UTC)
+    if target.problem:
+        return _outcome(task, started_at, _Trace(), None, target.problem)
+    if target.url.lower().startswith("tcp://"):
+        return _connect(handle, task, started_at)
     start = time.monotonic()
     trace = _Trace()
     try:
@@ -98,16 +103,52 @@ def probe(handle: Transport, task: Task) -> Outcome:
         started_at,
         trace,
         response.status_code,
-        _judge(target, response),
+        _judge(target, response, elapsed_ms),
         response_time_ms=elapsed_ms,
     )
 
 
-def _judge(target: Target, response: Response) -> str:
-    """Why the final response counts as down; empty when it is up."""
-    if response.status_code != target.expected_status:
-        return f"expected {target.expected_status}, got {response.status_code}"
-    return ""
+def _judge(target: Target, response: Response, elapsed_ms: int) -> str:
+    """Why the final response counts as down; empty when it is up. The
+    status comes first, then the content, then the speed."""
+    truncated = response.truncated
+    return (
+        verdict.status_reason(target.expected_status, response.status_code)
+        or verdict.keyword_reason(
+            target.keyword,
+            verdict.body_text(response.body, response.content_type),
+            truncated=truncated,
+        )
+        or verdict.json_reason(
+            target.json_assertion, response.body, truncated=truncated
+        )
+        or verdict.slow_reason(target.max_response_time_ms, elapsed_ms)
+    )
+
+
+def _connect(handle: Transport, task: Task, started_at: datetime) -> Outcome:
+    """A TCP port check: up when a connection is accepted in time; the
+    response time is the time to connect, name lookup included."""
+    target = task.target
+    parts = urlsplit(target.url)
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not (host and port):
+        return _outcome(task, started_at, _Trace(), None, f"invalid URL: {target.url}")
+    trace = _Trace()
+    try:
+        connection = handle.connect(
+            host, port, timeout_ms=round(target.timeout_seconds * 1000)
+        )
+    except TransferError as error:
+        reason = transfer_reason(error, target.url, target.timeout_seconds)
+        return _outcome(task, started_at, trace, None, reason or error.message)
+    trace.add(connection.phases)
+    elapsed_ms = round(connection.elapsed_us / 1000)
+    reason = verdict.slow_reason(target.max_response_time_ms, elapsed_ms)
+    return _outcome(task, started_at, trace, None, reason, response_time_ms=elapsed_ms)
 
 
 def _outcome(
@@ -149,6 +190,8 @@ def _follow(handle: Transport, target: Target, deadline: float, trace: _Trace):
     request = _first_request(target)
     for _ in range(MAX_REDIRECTS + 1):
         response = _send(handle, request, deadline, target, trace)
+        if not target.follow_redirects:
+            return response
         if response.status_code not in REDIRECT_STATUSES or not response.location:
             return response
         request = _redirected(request, response)
@@ -165,6 +208,8 @@ def _first_request(target: Target) -> Request:
         url=target.url,
         headers=target.headers,
         body=target.body.encode(),
+        verify_tls=target.verify_tls,
+        keep_body=target.reads_body,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import re
 from urllib.parse import urlsplit
 
 import pycurl
@@ -20,6 +21,7 @@ _ERRNO_REASONS = {
     errno.EHOSTUNREACH: "host unreachable",
 }
 _INVALID_RESPONSE = "invalid HTTP response"
+_VERIFY_CODE = re.compile(r" \(\d+\)$")  # OpenSSL's number for the error
 # Fixed wordings, for errors whose libcurl message adds nothing a user needs.
 _REASONS = {
     pycurl.E_GOT_NOTHING: "server closed the connection without a response",
@@ -71,10 +73,15 @@ def transfer_reason(error: TransferError, url: str, timeout_seconds: float) -> s
 
 def _verify_detail(message: str) -> str:
     # "SSL certificate problem: unable to get local issuer certificate",
-    # "SSL: no alternative certificate subject name matches ..."
-    for prefix in ("SSL certificate problem: ", "SSL: "):
+    # "SSL: no alternative certificate subject name matches ...",
+    # "SSL certificate OpenSSL verify result: self-signed certificate (18)"
+    for prefix in (
+        "SSL certificate problem: ",
+        "SSL certificate OpenSSL verify result: ",
+        "SSL: ",
+    ):
         if message.startswith(prefix):
-            return message.removeprefix(prefix)
+            return _VERIFY_CODE.sub("", message.removeprefix(prefix))
     return message
 
 

@@ -29,6 +29,8 @@ class Request:
     url: str
     headers: tuple[tuple[str, str], ...] = ()
     body: bytes = b""
+    verify_tls: bool = True
+    keep_body: bool = False  # else the body is read and counted, not kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,17 @@ class Response:
     location: str | None  # where a redirect points, made absolute
     phases: Phases
     tls_expires_at: datetime | None
+    body: bytes = b""  # at most MAX_BODY_BYTES, when the request kept it
+    truncated: bool = False  # the body went on past MAX_BODY_BYTES
+    content_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """A TCP connection that was accepted, then closed."""
+
+    elapsed_us: int  # from the start, name lookup included
+    phases: Phases
 
 
 class TransferError(Exception):
@@ -89,8 +102,10 @@ class Transport:
         self._curl = pycurl.Curl()
         self._received = 0
         self._capped = False
+        self._kept: list[bytes] | None = None
         self._certificates: dict[str, datetime | None] = {}
-        self._set_defaults(ca_bundle, list(resolve))
+        self._resolve = list(resolve)
+        self._set_defaults(ca_bundle, self._resolve)
 
     def perform(self, request: Request, *, timeout_ms: int) -> Response:
         """Send the request and read at most MAX_BODY_BYTES of the answer
@@ -109,7 +124,34 @@ class Transport:
             location=curl.getinfo(pycurl.REDIRECT_URL) if status_code >= 300 else None,
             phases=self._phases(),
             tls_expires_at=self._certificate_expiry(request.url),
+            body=b"".join(self._kept or ()),
+            truncated=self._capped,
+            content_type=curl.getinfo(pycurl.CONTENT_TYPE),
         )
+
+    def connect(self, host: str, port: int, *, timeout_ms: int) -> Connection:
+        """Open a TCP connection to host:port within `timeout_ms` (name
+        lookup included) and close it at once; raises TransferError when
+        it is not accepted. A handle of its own, so the connection is never
+        kept for later polls and never reused."""
+        curl = pycurl.Curl()
+        try:
+            _connect_only(curl, host, port, timeout_ms, self._resolve)
+            try:
+                curl.perform()
+            except pycurl.error as error:
+                code, message = error.args
+                raise TransferError(
+                    code, message, os_errno=curl.getinfo(pycurl.OS_ERRNO)
+                ) from None
+            resolved = curl.getinfo(pycurl.NAMELOOKUP_TIME_T)
+            connected = curl.getinfo(pycurl.CONNECT_TIME_T)
+            return Connection(
+                elapsed_us=connected,
+                phases=Phases(dns_us=resolved or None, connect_us=connected - resolved),
+            )
+        finally:
+            curl.close()
 
     def close(self) -> None:
         """Close the connections. Waits for DNS lookups that a timeout
@@ -135,7 +177,10 @@ class Transport:
         curl = self._curl
         self._received = 0
         self._capped = False
+        self._kept = [] if request.keep_body else None
         curl.setopt(pycurl.URL, request.url)
+        curl.setopt(pycurl.SSL_VERIFYPEER, int(request.verify_tls))
+        curl.setopt(pycurl.SSL_VERIFYHOST, 2 if request.verify_tls else 0)
         curl.setopt(pycurl.TIMEOUT_MS, timeout_ms)
         curl.setopt(pycurl.CONNECTTIMEOUT_MS, timeout_ms)
         # "Expect:" stops libcurl from waiting for 100-continue on big bodies.
@@ -159,11 +204,17 @@ class Transport:
         """Count the body; past MAX_BODY_BYTES, stop the transfer."""
         room = MAX_BODY_BYTES - self._received
         if len(chunk) > room:
+            self._keep(chunk[:room])
             self._received = MAX_BODY_BYTES
             self._capped = True
             return 0  # anything but len(chunk) aborts the transfer
+        self._keep(chunk)
         self._received += len(chunk)
         return None
+
+    def _keep(self, chunk: bytes) -> None:
+        if self._kept is not None and chunk:
+            self._kept.append(chunk)
 
     def _failure(self, code: int, message: str) -> TransferError:
         curl = self._curl
@@ -213,6 +264,23 @@ class Transport:
                 self._certificates.clear()
             self._certificates[origin] = _expiry(chain[0])
         return self._certificates.get(origin)
+
+
+def _connect_only(
+    curl: pycurl.Curl, host: str, port: int, timeout_ms: int, resolve: list[str]
+) -> None:
+    # libcurl's http handler with CONNECT_ONLY resolves and connects, then
+    # stops: nothing is sent.
+    if ":" in host:
+        host = f"[{host}]"
+    curl.setopt(pycurl.URL, f"http://{host}:{port}/")
+    curl.setopt(pycurl.CONNECT_ONLY, 1)
+    curl.setopt(pycurl.NOSIGNAL, 1)
+    curl.setopt(pycurl.PROXY, "")
+    curl.setopt(pycurl.TIMEOUT_MS, timeout_ms)
+    curl.setopt(pycurl.CONNECTTIMEOUT_MS, timeout_ms)
+    if resolve:
+        curl.setopt(pycurl.RESOLVE, resolve)
 
 
 def _expiry(certificate: Sequence[tuple[str, str]]) -> datetime | None:

@@ -6,22 +6,61 @@ Nothing here imports Django, so the engine can be tested without a database.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+
+# Accepted status codes as (low, high) pairs, both included.
+StatusRanges = tuple[tuple[int, int], ...]
+OK_STATUS: StatusRanges = ((200, 200),)
+
+
+@dataclass(frozen=True, slots=True)
+class Keyword:
+    """Text the response body must contain, or must not."""
+
+    text: str
+    present: bool = True
+    case_sensitive: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class JsonAssertion:
+    """A JMESPath query into the JSON body and what its result must be:
+    `operator` is one of ==, !=, <, >, contains; `expected` is a JSON value
+    (a str, number, bool, None, list or dict)."""
+
+    query: str
+    operator: str
+    expected: object = field(hash=False)  # lists and dicts do not hash
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """Everything one poll of a project needs, frozen at load time."""
+    """Everything one poll of a project needs, frozen at load time.
+
+    `problem`, when set, is why the project's stored settings cannot be
+    polled; every poll then fails with it as the reason.
+    """
 
     project_id: int
     url: str
     method: str = "GET"
     headers: tuple[tuple[str, str], ...] = ()
     body: str = ""
-    expected_status: int = 200
+    expected_status: StatusRanges = OK_STATUS
     interval_seconds: float = 300
     timeout_seconds: float = 10
+    follow_redirects: bool = True
+    verify_tls: bool = True
+    max_response_time_ms: int | None = None
+    keyword: Keyword | None = None
+    json_assertion: JsonAssertion | None = None
+    problem: str = ""
+
+    @property
+    def reads_body(self) -> bool:
+        """Whether judging the poll needs the response body."""
+        return self.keyword is not None or self.json_assertion is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,13 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 
-from projects.validators import validate_headers, validate_http_url
+from projects.project_rules import combination_errors, normalized_status_codes
+from projects.validators import (
+    validate_headers,
+    validate_http_url,
+    validate_json_query,
+    validate_status_codes,
+)
 
 DEFAULT_INTERVAL = 5
 DEFAULT_TIMEOUT_SECONDS = 10
@@ -16,6 +22,7 @@ MAX_ERROR_MESSAGE_LENGTH = 1000
 DEFAULT_FAILURE_THRESHOLD = 3
 DEFAULT_RECOVERY_THRESHOLD = 1
 MAX_THRESHOLD = 10
+MAX_KEYWORD_LENGTH = 500
 
 
 class Status(models.TextChoices):
@@ -33,6 +40,17 @@ class Project(models.Model):
         DELETE = "DELETE", "DELETE"
         OPTIONS = "OPTIONS", "OPTIONS"
 
+    class KeywordMode(models.TextChoices):
+        CONTAINS = "contains", "must contain"
+        NOT_CONTAINS = "not_contains", "must not contain"
+
+    class JsonOperator(models.TextChoices):
+        EQUALS = "==", "=="
+        NOT_EQUALS = "!=", "!="
+        LESS = "<", "<"
+        GREATER = ">", ">"
+        CONTAINS = "contains", "contains"
+
     class IntervalUnit(models.TextChoices):
         SECONDS = "seconds", "seconds"
         MINUTES = "minutes", "minutes"
@@ -43,7 +61,8 @@ class Project(models.Model):
         "URL",
         max_length=2000,
         validators=[validate_http_url],
-        help_text="The http:// or https:// address to poll.",
+        help_text="The http:// or https:// address to poll, or tcp://host:port "
+        "to check that a TCP port accepts connections.",
     )
     method = models.CharField(max_length=7, choices=Method, default=Method.GET)
     headers = models.JSONField(
@@ -52,10 +71,70 @@ class Project(models.Model):
         help_text='Request headers as a JSON object, e.g. {"Accept": "text/html"}.',
     )
     body = models.TextField(blank=True, help_text="Optional request body.")
-    expected_status = models.PositiveSmallIntegerField(
-        default=200,
-        validators=[MinValueValidator(100), MaxValueValidator(599)],
-        help_text="A poll is up when the final response has this status code.",
+    follow_redirects = models.BooleanField(
+        default=True,
+        help_text="Follow up to 5 redirects. Off: a 3xx answer is the final "
+        "status, checked against the expected status codes.",
+    )
+    verify_tls = models.BooleanField(
+        "verify TLS certificate",
+        default=True,
+        help_text="Off accepts any certificate, self-signed, expired or for "
+        "another name. Only for a server you trust on a network you control: "
+        "anyone between the monitor and the server could answer in its place.",
+    )
+    expected_status = models.CharField(
+        "expected status codes",
+        max_length=200,
+        default="200",
+        validators=[validate_status_codes],
+        help_text="A code, a range or a list: 200, 200-299 or 200-299, 301, 418. "
+        "A poll is up when the final response's status is one of them.",
+    )
+    keyword = models.CharField(
+        max_length=MAX_KEYWORD_LENGTH,
+        blank=True,
+        help_text="Text to look for in the first 1 MiB of the response body.",
+    )
+    keyword_mode = models.CharField(
+        max_length=12,
+        choices=KeywordMode,
+        default=KeywordMode.CONTAINS,
+        help_text="Whether the body must contain the keyword or must not "
+        "(a forbidden word such as Error).",
+    )
+    keyword_case_sensitive = models.BooleanField(
+        default=False, help_text="Off: Welcome also matches WELCOME."
+    )
+    json_query = models.CharField(
+        "JSON query",
+        max_length=500,
+        blank=True,
+        validators=[validate_json_query],
+        help_text="A JMESPath query into the JSON body, e.g. status or "
+        "checks.database.ok. A body that is not JSON, or a query that finds "
+        "nothing, is down.",
+    )
+    json_operator = models.CharField(
+        "JSON comparison",
+        max_length=8,
+        choices=JsonOperator,
+        default=JsonOperator.EQUALS,
+    )
+    json_expected = models.CharField(
+        "JSON expected value",
+        max_length=500,
+        blank=True,
+        help_text='Compared with what the query finds: ok, "ok", 200, true or '
+        "null. < and > compare numbers; contains looks in a text or a list.",
+    )
+    max_response_time_ms = models.PositiveIntegerField(
+        "slow after (ms)",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="A poll slower than this is down (slow: 2,350 ms > 1,000 ms). "
+        "Empty: only the timeout counts.",
     )
     interval = models.PositiveIntegerField(
         default=DEFAULT_INTERVAL, validators=[MinValueValidator(1)]
@@ -113,6 +192,7 @@ class Project(models.Model):
 
     def clean(self) -> None:
         super().clean()
+        self.expected_status = normalized_status_codes(self.expected_status)
         errors = {}
         try:
             # Not a field validator: those skip "empty" values such as [].
@@ -133,8 +213,14 @@ class Project(models.Model):
                 errors["timeout_seconds"] = (
                     f"The timeout cannot be longer than the interval ({seconds} s)."
                 )
+        for name, message in combination_errors(self).items():
+            errors.setdefault(name, message)
         if errors:
             raise ValidationError(errors)
+
+    @property
+    def is_tcp(self) -> bool:
+        return self.url.lower().startswith("tcp://")
 
     @property
     def interval_seconds(self) -> int:

@@ -10,7 +10,8 @@ from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from projects.models import Status
+from projects import project_rules
+from projects.models import Project, Status
 from projects.queries.heartbeats import HEARTBEATS, Heartbeat
 from projects.queries.outages import Outage
 from projects.queries.overview import State
@@ -23,6 +24,11 @@ STATUS_LABELS = dict(Status.choices)
 # Uptime at or above these reads as good or fair; below, as poor.
 GOOD_UPTIME = 99.9
 FAIR_UPTIME = 99.0
+
+
+@register.filter
+def up_rules(project: Project) -> list[str]:
+    return project_rules.up_rules(project)
 
 
 @register.filter
