@@ -171,6 +171,8 @@ POLLER_STOP_TIMEOUT = env.int("POLLER_STOP_TIMEOUT", default=60)
 POLLER_CONTROL_BIND = env.str("POLLER_CONTROL_BIND", default="127.0.0.1:8765")
 POLLER_CONTROL_URL = env.str("POLLER_CONTROL_URL", default="http://127.0.0.1:8765")
 POLLER_CONTROL_TOKEN = env.str("POLLER_CONTROL_TOKEN", default="")
+# Pings a heartbeat project may send a minute (0: no limit).
+PING_RATE_LIMIT = env.int("PING_RATE_LIMIT", default=60)
 
 # E-mail: EMAIL_URL as django-environ reads it, e.g.
 # smtp://user:password@mail.example.com:587 (smtps:// for STARTTLS,

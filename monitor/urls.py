@@ -7,5 +7,6 @@ admin.site.site_title = "Uptime monitor"
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("poller/", include("polling.urls")),
+    path("ping/", include("polling.ping_urls")),
     path("", include("projects.urls")),
 ]

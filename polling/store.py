@@ -15,11 +15,12 @@ from django.db import (
     transaction,
 )
 
+from polling.deadlines import move_deadlines
 from polling.engine.types import OK_STATUS, JsonAssertion, Keyword, Outcome, Target
 from polling.engine.writer import StoreUnavailable
 from projects.expectations import parse_expected_value, parse_status_codes
 from projects.models import (
-    MAX_ERROR_MESSAGE_LENGTH,
+    MAX_MESSAGE_LENGTH,
     HourlyRollup,
     PollResult,
     Project,
@@ -45,6 +46,9 @@ TARGET_FIELDS = [
     "json_query",
     "json_operator",
     "json_expected",
+    "kind",
+    "grace_seconds",
+    "ping_deadline",
 ]
 
 
@@ -69,7 +73,18 @@ def target_from_project(project: Project) -> Target:
         keyword=_keyword(project),
         json_assertion=_json_assertion(project),
         problem=problem,
+        **_heartbeat_fields(project),
     )
+
+
+def _heartbeat_fields(project: Project) -> dict:
+    if not project.is_heartbeat:
+        return {}
+    return {
+        "heartbeat": True,
+        "grace_seconds": project.grace_seconds,
+        "ping_deadline": project.ping_deadline,
+    }
 
 
 def _keyword(project: Project) -> Keyword | None:
@@ -162,6 +177,9 @@ class DatabaseResultStore:
 
 
 def _save(outcomes: Sequence[Outcome]) -> int:
+    outcomes = move_deadlines(outcomes)
+    if not outcomes:
+        return 0
     # Short statements run once per row with executemany: the drivers parse
     # and plan them once, where one long multi-row statement is parsed
     # afresh for every batch (psycopg does not cache long queries), which
@@ -203,7 +221,7 @@ def _result_row(outcome: Outcome) -> tuple:
         Status.UP if outcome.up else Status.DOWN,
         outcome.status_code,
         outcome.response_time_ms,
-        outcome.error[:MAX_ERROR_MESSAGE_LENGTH],
+        (outcome.error or outcome.message)[:MAX_MESSAGE_LENGTH],
         outcome.project_id,
     )
 

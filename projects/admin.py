@@ -4,6 +4,7 @@ from django.contrib import admin, messages
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
@@ -48,6 +49,7 @@ class ProjectAdmin(admin.ModelAdmin):
     search_fields = ["name", "url"]
     actions = ["enable_projects", "disable_projects"]
     readonly_fields = [
+        "ping_url",
         "last_polled_at",
         "status_column",
         "last_status_code",
@@ -56,7 +58,7 @@ class ProjectAdmin(admin.ModelAdmin):
         "recent_results",
     ]
     fieldsets = [
-        (None, {"fields": ["name", "enabled"]}),
+        (None, {"fields": ["name", "kind", "enabled", "ping_url"]}),
         (
             "Request",
             {
@@ -84,7 +86,17 @@ class ProjectAdmin(admin.ModelAdmin):
                 ],
             },
         ),
-        ("Schedule", {"fields": ["interval", "interval_unit", "timeout_seconds"]}),
+        (
+            "Schedule",
+            {
+                "fields": [
+                    "interval",
+                    "interval_unit",
+                    "grace_seconds",
+                    "timeout_seconds",
+                ]
+            },
+        ),
         ("Alerts", {"fields": ["channels"]}),
         (
             "Current state",
@@ -100,6 +112,21 @@ class ProjectAdmin(admin.ModelAdmin):
             },
         ),
     ]
+
+    @admin.display(description="ping URL")
+    def ping_url(self, project: Project) -> SafeString | str:
+        if not project.is_heartbeat:
+            return "Heartbeat projects only."
+        if project.ping_key is None:
+            return "Given when the project is saved."
+        path = reverse("pings:ping", args=[project.ping_key])
+        return format_html(
+            "<code>{}</code> (GET or POST; add <code>/fail</code> to report a "
+            "failure; the body, up to 10 KB, is kept). The full address is on "
+            '<a href="{}">the project page</a>.',
+            path,
+            project.get_absolute_url(),
+        )
 
     @admin.display(description="interval")
     def interval_column(self, project: Project) -> str:

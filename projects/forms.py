@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils import timezone
 
 from projects.models import DEFAULT_INTERVAL, NotificationChannel, Project
 
-# Choices with a default: left out of a submitted form, they keep it, so
-# forms and scripts written before these options existed still save.
-DEFAULTED_CHOICES = ("keyword_mode", "json_operator")
+# Left out of a submitted form, these keep their defaults, so forms and
+# scripts written before these options existed still save.
+DEFAULTED_FIELDS = ("kind", "keyword_mode", "json_operator", "grace_seconds")
+# Changes after which a heartbeat project's next ping is awaited afresh.
+HEARTBEAT_RESTARTS = {"kind", "interval", "interval_unit", "grace_seconds", "enabled"}
 
 
 class ProjectForm(forms.ModelForm):
@@ -29,6 +32,7 @@ class ProjectForm(forms.ModelForm):
         model = Project
         fields = [
             "name",
+            "kind",
             "url",
             "method",
             "headers",
@@ -45,12 +49,14 @@ class ProjectForm(forms.ModelForm):
             "max_response_time_ms",
             "interval",
             "interval_unit",
+            "grace_seconds",
             "timeout_seconds",
             "enabled",
             "channels",
         ]
         widgets = {
             "channels": forms.CheckboxSelectMultiple,
+            "kind": forms.RadioSelect,
             "url": forms.URLInput(attrs={"size": 80}),
             "body": forms.Textarea(attrs={"rows": 3, "cols": 60}),
             "keyword": forms.TextInput(attrs={"size": 60}),
@@ -62,15 +68,21 @@ class ProjectForm(forms.ModelForm):
         if not self.instance.pk and "channels" not in self.initial:
             defaults = NotificationChannel.objects.filter(is_default=True)
             self.initial["channels"] = list(defaults.values_list("pk", flat=True))
-        for name in DEFAULTED_CHOICES:
+        for name in DEFAULTED_FIELDS:
             self.fields[name].required = False
 
     def clean(self) -> dict:
         cleaned = super().clean()
-        for name in DEFAULTED_CHOICES:
-            if not cleaned.get(name) and name not in self.errors:
+        for name in DEFAULTED_FIELDS:
+            if cleaned.get(name) in (None, "") and name not in self.errors:
                 cleaned[name] = Project._meta.get_field(name).default
         return cleaned
+
+    def save(self, commit: bool = True) -> Project:
+        project = self.instance
+        if project.is_heartbeat and HEARTBEAT_RESTARTS & set(self.changed_data):
+            project.restart_heartbeat(timezone.now())
+        return super().save(commit)
 
     def clean_headers(self) -> object:
         headers = self.cleaned_data["headers"]

@@ -15,13 +15,18 @@ from projects.expectations import (
 
 NO_BODY_ON_HEAD = "A HEAD request gets no body to check: use GET."
 TCP_SENDS_NOTHING = "A TCP check only opens a connection: {what}."
+HEARTBEAT_IS_NOT_POLLED = "A heartbeat project is not polled: {what}."
 ORDERING_OPERATORS = ("<", ">")
 
 
 def combination_errors(project) -> dict[str, str]:
     """{field name: message} for every option the others rule out."""
     errors: dict[str, str] = {}
-    if project.is_tcp:
+    if project.is_heartbeat:
+        return _heartbeat_errors(project)
+    if not project.url:
+        errors["url"] = "Enter the URL to poll."
+    elif project.is_tcp:
         errors.update(_tcp_errors(project))
     elif project.method == "HEAD":
         errors.update(_head_errors(project))
@@ -40,6 +45,24 @@ def normalized_status_codes(text: str) -> str:
 
 
 def _tcp_errors(project) -> dict[str, str]:
+    return _unused(project, TCP_SENDS_NOTHING)
+
+
+def _heartbeat_errors(project) -> dict[str, str]:
+    errors = _unused(project, HEARTBEAT_IS_NOT_POLLED)
+    if project.url:
+        errors["url"] = HEARTBEAT_IS_NOT_POLLED.format(
+            what="leave the URL empty; its job calls the project's ping URL"
+        )
+    if project.max_response_time_ms:
+        errors["max_response_time_ms"] = HEARTBEAT_IS_NOT_POLLED.format(
+            what="there is no response time"
+        )
+    return errors
+
+
+def _unused(project, message: str) -> dict[str, str]:
+    """Errors for the HTTP options set on a check that sends no request."""
     checks = {
         "keyword": (project.keyword, "there is no body to search"),
         "json_query": (project.json_query, "there is no body to query"),
@@ -52,7 +75,7 @@ def _tcp_errors(project) -> dict[str, str]:
         ),
     }
     return {
-        name: TCP_SENDS_NOTHING.format(what=what)
+        name: message.format(what=what)
         for name, (is_set, what) in checks.items()
         if is_set
     }
@@ -93,6 +116,11 @@ def _slow_errors(project) -> dict[str, str]:
 
 def up_rules(project) -> list[str]:
     """The project's rules for "up", in words: the project page's summary."""
+    if project.is_heartbeat:
+        return [
+            f"a ping every {project.interval_display.removeprefix('every ')}, "
+            f"up to {project.grace_seconds} s late, and no failure reported"
+        ]
     if project.is_tcp:
         rules = ["the port accepts a connection"]
     else:

@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE_RANGES = ("projects", "0005_incidents_and_notifications")
-WITH_RANGES = ("projects", "0006_richer_checks")
+BEFORE_RANGES = ("projects", "0006_channel_deliverer_wakes_at")
+WITH_RANGES = ("projects", "0007_richer_checks")
 
 
 def migrate_to(target: tuple[str, str]):

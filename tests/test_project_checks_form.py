@@ -3,9 +3,12 @@ value or combination is an error on the field to change."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from django.urls import reverse
+from django.utils import timezone
 
 from projects.forms import ProjectForm
 from projects.models import Project
@@ -313,3 +316,114 @@ def test_the_project_page_shows_a_tcp_project_as_a_port(admin_client, make_proje
 
     assert "TCP port tcp://127.0.0.1:5432" in page
     assert "Up when: the port accepts a connection" in page
+
+
+def test_a_heartbeat_project_has_no_url_and_gets_a_ping_key():
+    project = saved(kind="heartbeat", url="", grace_seconds=120)
+
+    assert project.is_heartbeat is True
+    assert project.ping_key is not None
+    assert project.ping_deadline is not None
+
+
+@pytest.mark.parametrize(
+    ("changes", "errors"),
+    [
+        (
+            {"kind": "heartbeat"},
+            {
+                "url": [
+                    "A heartbeat project is not polled: leave the URL empty; its "
+                    "job calls the project's ping URL."
+                ]
+            },
+        ),
+        (
+            {"kind": "heartbeat", "url": "", "keyword": "ok"},
+            {
+                "keyword": [
+                    "A heartbeat project is not polled: there is no body to search."
+                ]
+            },
+        ),
+        (
+            {"kind": "heartbeat", "url": "", "max_response_time_ms": "500"},
+            {
+                "max_response_time_ms": [
+                    "A heartbeat project is not polled: there is no response time."
+                ]
+            },
+        ),
+        ({"url": ""}, {"url": ["Enter the URL to poll."]}),
+        (
+            {"kind": "heartbeat", "url": "", "grace_seconds": "-1"},
+            {"grace_seconds": ["Ensure this value is greater than or equal to 0."]},
+        ),
+        (
+            {"kind": "heartbeat", "url": "", "grace_seconds": "86401"},
+            {"grace_seconds": ["Ensure this value is less than or equal to 86400."]},
+        ),
+    ],
+)
+def test_heartbeat_options_are_checked_on_their_fields(changes, errors):
+    assert errors_of(**changes) == errors
+
+
+def test_changing_a_heartbeats_schedule_restarts_its_deadline():
+    project = saved(kind="heartbeat", url="", interval=1, interval_unit="hours")
+    form = ProjectForm(
+        instance=project,
+        data={
+            **VALID,
+            "kind": "heartbeat",
+            "url": "",
+            "interval": 2,
+            "interval_unit": "minutes",
+            "grace_seconds": 60,
+        },
+    )
+    assert form.is_valid(), form.errors
+
+    before = timezone.now()
+    form.save()
+
+    project.refresh_from_db()
+    assert before + timedelta(seconds=180) <= project.ping_deadline
+    assert project.ping_deadline <= timezone.now() + timedelta(seconds=180)
+
+
+def test_renaming_a_heartbeat_keeps_its_deadline():
+    project = saved(kind="heartbeat", url="")
+    deadline = project.ping_deadline
+    form = ProjectForm(
+        instance=project,
+        data={
+            **VALID,
+            "kind": "heartbeat",
+            "url": "",
+            "grace_seconds": 60,
+            "name": "renamed",
+        },
+    )
+    assert form.is_valid(), form.errors
+
+    assert form.save().ping_deadline == deadline
+
+
+def test_the_project_page_shows_a_heartbeats_ping_url(admin_client):
+    project = saved(kind="heartbeat", url="")
+
+    page = admin_client.get(project.get_absolute_url()).content.decode()
+
+    assert f"http://testserver/ping/{project.ping_key}" in page
+    assert "Up when: a ping every 5 min, up to 60 s late" in page
+
+
+def test_the_admin_shows_the_ping_path(admin_client):
+    project = saved(kind="heartbeat", url="")
+
+    page = admin_client.get(
+        reverse("admin:projects_project_change", args=[project.pk])
+    ).content.decode()
+
+    assert f"<code>/ping/{project.ping_key}</code>" in page

@@ -119,8 +119,8 @@ def test_outcomes_of_deleted_projects_are_dropped_quietly(make_project):
 
 def test_error_messages_are_cut_to_the_column_size(make_project):
     project = make_project()
-    DatabaseResultStore().save([outcome(project.pk, up=False, error="x" * 5000)])
-    assert len(PollResult.objects.get().error_message) == 1000
+    DatabaseResultStore().save([outcome(project.pk, up=False, error="x" * 20000)])
+    assert len(PollResult.objects.get().error_message) == 10 * 1024
 
 
 def test_rollups_kept_by_the_writer_equal_a_rebuild_from_raw_rows(make_project):

@@ -9,6 +9,7 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -19,7 +20,7 @@ from polling.engine.executor import Executor
 from polling.engine.scheduler import ReloadSummary, Scheduler
 from polling.engine.stats import PollStats
 from polling.engine.status import PollerStatus
-from polling.engine.types import RunState, Target
+from polling.engine.types import Outcome, RunState, Target
 from polling.engine.writer import ResultStore, ResultWriter
 
 logger = logging.getLogger(__name__)
@@ -81,6 +82,7 @@ class Coordinator:
             store,
             batch_size=config.write_batch_size,
             batch_seconds=config.write_batch_seconds,
+            on_saved=self._follow_deadlines,
         )
         self._stats.registry.register(
             metrics.PollerCollector(
@@ -183,6 +185,14 @@ class Coordinator:
         self._require_running()
         self._executor.scale_to(limit)
         logger.info("Concurrency limit is now %d", limit)
+
+    def _follow_deadlines(self, outcomes: Sequence[Outcome]) -> None:
+        """Once a missed-ping check is saved (kept or dropped because a ping
+        came first), re-read the project, so the next check is at its
+        deadline as the database now has it."""
+        for outcome in outcomes:
+            if outcome.is_missed_ping and self._state is RunState.RUNNING:
+                self.sync_project(outcome.project_id)
 
     def _require_running(self) -> None:
         state = self._state

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import certifi
 
 from polling.engine import verdict
+from polling.engine.heartbeats import missed_ping
 from polling.engine.reasons import timed_out, transfer_reason
 from polling.engine.transport import (
     MAX_BODY_BYTES,
@@ -85,6 +86,8 @@ def probe(handle: Transport, task: Task) -> Outcome:
     started_at = datetime.now(UTC)
     if target.problem:
         return _outcome(task, started_at, _Trace(), None, target.problem)
+    if target.heartbeat:
+        return missed_ping(task, started_at)
     if target.url.lower().startswith("tcp://"):
         return _connect(handle, task, started_at)
     start = time.monotonic()

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from polling.engine import heartbeats
 from polling.engine.due_heap import DueHeap
 from polling.engine.types import Target, Task
 
@@ -214,14 +215,21 @@ class Scheduler:
     def _put_target(self, target: Target, *, first_due: float) -> bool:
         """Store a target. A new one is first due at first_due; a changed
         one is due at once, so an edit shows its effect right away, and its
-        cadence restarts from there. Caller holds the lock."""
+        cadence restarts from there. A heartbeat project is due at its
+        deadline either way. Caller holds the lock."""
         old = self._targets.get(target.project_id)
         self._targets[target.project_id] = target
         if old is None:
-            self._due.schedule(target.project_id, first_due)
+            self._due.schedule(target.project_id, self._due_for(target, first_due))
         elif old != target:
-            self._due.schedule(target.project_id, self._clock())
+            self._due.schedule(target.project_id, self._due_for(target, self._clock()))
         return old is None
+
+    def _due_for(self, target: Target, default: float) -> float:
+        """When to look at a target next: a heartbeat project at its
+        deadline, any other at `default`."""
+        wait = heartbeats.first_due(target, self._wall_clock())
+        return default if wait is None else self._clock() + wait
 
     def _run(self) -> None:
         while not self._stopping.is_set():

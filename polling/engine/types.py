@@ -56,6 +56,11 @@ class Target:
     keyword: Keyword | None = None
     json_assertion: JsonAssertion | None = None
     problem: str = ""
+    # Heartbeat (push) projects are not polled: the scheduler checks, at
+    # ping_deadline, that a ping came in (the store decides, in the database).
+    heartbeat: bool = False
+    grace_seconds: float = 0
+    ping_deadline: datetime | None = None  # wall clock, UTC
 
     @property
     def reads_body(self) -> bool:
@@ -69,6 +74,17 @@ class Task:
 
     target: Target
     due_at: datetime  # wall clock, UTC
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineMove:
+    """A heartbeat project's deadline moving on. A ping sets it to `to`; a
+    missed deadline moves it from `passed` to `to`, and counts only if the
+    stored deadline is still `passed` or earlier (no ping came meanwhile,
+    no other poller recorded the miss)."""
+
+    to: datetime  # wall clock, UTC
+    passed: datetime | None = None  # None for a ping
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +112,13 @@ class Outcome:
     # think time.
     first_byte_ms: int | None = None
     tls_expires_at: datetime | None = None  # wall clock, UTC
+    # What the target said when it is not an error: a ping's body.
+    message: str = ""
+    deadline: DeadlineMove | None = None  # heartbeat projects only
+
+    @property
+    def is_missed_ping(self) -> bool:
+        return self.deadline is not None and self.deadline.passed is not None
 
     @property
     def lag_seconds(self) -> float:

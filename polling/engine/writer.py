@@ -38,6 +38,7 @@ class ResultStore(Protocol):
 class ResultWriter:
     """Drains the result queue into the store, in batches of up to
     `batch_size` outcomes or every `batch_seconds`, whichever comes first.
+    `on_saved` hears of every batch once it is saved.
 
     While the store is unavailable the batch is kept and retried with
     backoff: the result queue fills and the workers wait, so an outage
@@ -54,9 +55,11 @@ class ResultWriter:
         batch_size: int = 500,
         batch_seconds: float = 0.5,
         clock: Callable[[], float] = time.monotonic,
+        on_saved: Callable[[Sequence[Outcome]], None] | None = None,
     ) -> None:
         self._queue = result_queue
         self._store = store
+        self._on_saved = on_saved
         self._batch_size = batch_size
         self._batch_seconds = batch_seconds
         self._clock = clock
@@ -165,7 +168,9 @@ class ResultWriter:
                 size,
             )
             return self._save_one_by_one()
+        saved = self._batch[:size]
         self._done(size)
+        self._tell(saved)
         return size
 
     def _save_one_by_one(self) -> int:
@@ -191,7 +196,18 @@ class ResultWriter:
             else:
                 saved += 1
                 self._done(1)
+                self._tell([outcome])
         return saved
+
+    def _tell(self, outcomes: Sequence[Outcome]) -> None:
+        """Pass saved outcomes to on_saved, outside the store's transaction;
+        its failure is logged and never costs a result."""
+        if self._on_saved is None:
+            return
+        try:
+            self._on_saved(outcomes)
+        except Exception:
+            logger.exception("on_saved failed after %d results", len(outcomes))
 
     def _done(self, count: int) -> None:
         with self._abandon_lock:

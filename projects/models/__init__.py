@@ -16,13 +16,14 @@ from projects.models.project import (
     Project,
     Status,
 )
-from projects.models.results import HourlyRollup, PollResult
+from projects.models.results import MAX_MESSAGE_LENGTH, HourlyRollup, PollResult
 
 __all__ = [
     "DEFAULT_INTERVAL",
     "DEFAULT_TIMEOUT_SECONDS",
     "MAX_ERROR_MESSAGE_LENGTH",
     "MAX_INTERVAL_SECONDS",
+    "MAX_MESSAGE_LENGTH",
     "MAX_TIMEOUT_SECONDS",
     "DeliveryAttempt",
     "HourlyRollup",

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import uuid
+from datetime import datetime, timedelta
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 
 from projects.project_rules import combination_errors, normalized_status_codes
 from projects.validators import (
@@ -23,6 +27,7 @@ DEFAULT_FAILURE_THRESHOLD = 3
 DEFAULT_RECOVERY_THRESHOLD = 1
 MAX_THRESHOLD = 10
 MAX_KEYWORD_LENGTH = 500
+DEFAULT_GRACE_SECONDS = 60
 
 
 class Status(models.TextChoices):
@@ -31,6 +36,10 @@ class Status(models.TextChoices):
 
 
 class Project(models.Model):
+    class Kind(models.TextChoices):
+        POLL = "poll", "Polled: the monitor checks a URL"
+        HEARTBEAT = "heartbeat", "Heartbeat: a job pings the monitor"
+
     class Method(models.TextChoices):
         GET = "GET", "GET"
         HEAD = "HEAD", "HEAD"
@@ -57,9 +66,18 @@ class Project(models.Model):
         HOURS = "hours", "hours"
 
     name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(
+        max_length=9,
+        choices=Kind,
+        default=Kind.POLL,
+        help_text="A heartbeat project is not polled: a cron job or a backup "
+        "calls its ping URL, and it is down when no ping comes within its "
+        "interval plus the grace period, or when a ping reports a failure.",
+    )
     url = models.CharField(
         "URL",
         max_length=2000,
+        blank=True,
         validators=[validate_http_url],
         help_text="The http:// or https:// address to poll, or tcp://host:port "
         "to check that a TCP port accepts connections.",
@@ -142,6 +160,13 @@ class Project(models.Model):
     interval_unit = models.CharField(
         max_length=7, choices=IntervalUnit, default=IntervalUnit.MINUTES
     )
+    grace_seconds = models.PositiveIntegerField(
+        "grace (seconds)",
+        default=DEFAULT_GRACE_SECONDS,
+        validators=[MaxValueValidator(MAX_INTERVAL_SECONDS)],
+        help_text="Heartbeat projects: how late a ping may come before the "
+        "project is down.",
+    )
     timeout_seconds = models.PositiveSmallIntegerField(
         "timeout (seconds)",
         default=DEFAULT_TIMEOUT_SECONDS,
@@ -180,12 +205,25 @@ class Project(models.Model):
         null=True, blank=True, editable=False
     )
     consecutive_failures = models.PositiveIntegerField(default=0, editable=False)
+    # Heartbeat projects: the secret part of the ping URL, and when the next
+    # ping is due at the latest (kept by the writer: a ping moves it to its
+    # time + interval + grace, a missed one moves it on by an interval).
+    ping_key = models.UUIDField(unique=True, null=True, blank=True, editable=False)
+    ping_deadline = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        if self.is_heartbeat:
+            if self.ping_key is None:
+                self.ping_key = uuid.uuid4()
+            if self.ping_deadline is None:
+                self.restart_heartbeat(timezone.now())
+        super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
         return reverse("dashboard:project", args=[self.pk])
@@ -221,6 +259,17 @@ class Project(models.Model):
     @property
     def is_tcp(self) -> bool:
         return self.url.lower().startswith("tcp://")
+
+    @property
+    def is_heartbeat(self) -> bool:
+        return self.kind == self.Kind.HEARTBEAT
+
+    def restart_heartbeat(self, now: datetime) -> None:
+        """Expect the next ping within interval + grace from `now`: on
+        creation, and when the schedule changes or the project is resumed."""
+        self.ping_deadline = now + timedelta(
+            seconds=self.interval_seconds + self.grace_seconds
+        )
 
     @property
     def interval_seconds(self) -> int:

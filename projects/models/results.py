@@ -2,7 +2,12 @@ from __future__ import annotations
 
 from django.db import models
 
-from projects.models.project import MAX_ERROR_MESSAGE_LENGTH, Project, Status
+from projects.models.project import Project, Status
+
+# A failed poll's reason, or a ping's body (at most 10 KB). Long values
+# only come from pings; PostgreSQL stores a varchar by its length, so the
+# limit costs the other rows nothing.
+MAX_MESSAGE_LENGTH = 10 * 1024
 
 
 class PollResult(models.Model):
@@ -13,7 +18,12 @@ class PollResult(models.Model):
     status = models.CharField(max_length=4, choices=Status)
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     response_time_ms = models.PositiveIntegerField(null=True, blank=True)
-    error_message = models.CharField(max_length=MAX_ERROR_MESSAGE_LENGTH, blank=True)
+    error_message = models.CharField(
+        "error or message",
+        max_length=MAX_MESSAGE_LENGTH,
+        blank=True,
+        help_text="Why the poll failed, or the body a ping sent.",
+    )
 
     class Meta:
         indexes = [
