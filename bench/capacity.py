@@ -48,8 +48,13 @@ from runs import Targets, run_bare, run_engine, run_naive, run_writer
 from scenarios import Scenario, pick
 
 DOCS = ROOT / "docs" / "BENCHMARKS.md"
-TEMPLATE_DB = "monitor_bench_capacity_template"
-RUN_DB = "monitor_bench_capacity_run"
+# BENCH_DB_SUFFIX keeps the databases of people benchmarking side by side
+# apart.
+_SUFFIX = (
+    f"_{os.environ['BENCH_DB_SUFFIX']}" if os.environ.get("BENCH_DB_SUFFIX") else ""
+)
+TEMPLATE_DB = f"monitor_bench_capacity_template{_SUFFIX}"
+RUN_DB = f"monitor_bench_capacity_run{_SUFFIX}"
 QUICK_MEASURE_SECONDS = 15
 
 
