@@ -2,6 +2,8 @@
 notifications about them."""
 
 from projects.models.incidents import Incident
+from projects.models.maintenance import MaintenanceWindow
+from projects.models.monitor import MonitorOutage, PollerNode
 from projects.models.notifications import (
     DeliveryAttempt,
     Notification,
@@ -28,9 +30,12 @@ __all__ = [
     "DeliveryAttempt",
     "HourlyRollup",
     "Incident",
+    "MaintenanceWindow",
+    "MonitorOutage",
     "Notification",
     "NotificationChannel",
     "PollResult",
+    "PollerNode",
     "Project",
     "Status",
 ]

@@ -39,6 +39,13 @@ class Project(models.Model):
     class Kind(models.TextChoices):
         POLL = "poll", "Polled: the monitor checks a URL"
         HEARTBEAT = "heartbeat", "Heartbeat: a job pings the monitor"
+    class State(models.TextChoices):
+        """Whether the project is down, as its thresholds decide; blank
+        until its first poll."""
+
+        UP = "up", "Up"
+        PENDING = "pending", "Pending"  # failing, not yet confirmed
+        DOWN = "down", "Down"  # confirmed: an incident is open
 
     class Method(models.TextChoices):
         GET = "GET", "GET"
@@ -210,6 +217,16 @@ class Project(models.Model):
     # time + interval + grace, a missed one moves it on by an interval).
     ping_key = models.UUIDField(unique=True, null=True, blank=True, editable=False)
     ping_deadline = models.DateTimeField(null=True, blank=True, editable=False)
+    # The incident state machine's memory (projects/incidents/machine.py),
+    # kept by the writer in the transaction that stores the polls.
+    state = models.CharField(max_length=7, choices=State, blank=True, editable=False)
+    consecutive_successes = models.PositiveIntegerField(default=0, editable=False)
+    failing_since = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The first failed poll of the current failing streak.",
+    )
 
     class Meta:
         ordering = ["name"]

@@ -1,0 +1,62 @@
+"""The monitor watching itself: its pollers, and the times it was the
+problem rather than its targets."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class PollerNode(models.Model):
+    """One runpoller process, as its heartbeat last described it.
+
+    runpoller writes its row every few seconds; the tasks process notices
+    when no row has been seen for POLLER_SILENT_SECONDS.
+    """
+
+    name = models.CharField(max_length=200, unique=True)
+    host = models.CharField(max_length=255)
+    pid = models.PositiveIntegerField()
+    control_url = models.CharField(max_length=500, blank=True)
+    version = models.CharField(max_length=50, blank=True)
+    started_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    stopped_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when the process stopped cleanly."
+    )
+
+    class Meta:
+        indexes = [
+            # The newest heartbeat: the watcher and the dashboard banner.
+            models.Index(fields=["-last_seen_at"], name="pollernode_last_seen"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class MonitorOutage(models.Model):
+    """A time when the monitor itself was the likely cause: its poller
+    fell silent, or most of its targets failed at once."""
+
+    class Kind(models.TextChoices):
+        UNREACHABLE = "unreachable", "Most targets unreachable"
+        POLLER_SILENT = "poller_silent", "Poller silent"
+
+    kind = models.CharField(max_length=13, choices=Kind)
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    # What was measured when it began, e.g. {"failing": 40, "enabled": 50}.
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind"],
+                condition=models.Q(ended_at__isnull=True),
+                name="monitoroutage_one_open_per_kind",
+            ),
+        ]
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} since {self.started_at:%Y-%m-%d %H:%M}"
