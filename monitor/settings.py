@@ -220,3 +220,13 @@ Q_CLUSTER = {
         else {"orm": "default", "poll": 0.5}
     ),
 }
+# Incidents and notifications
+# Where people reach this site; links in notifications start with it.
+SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
+# How long the acknowledge link in a notification works.
+ACKNOWLEDGE_LINK_DAYS = env.int("ACKNOWLEDGE_LINK_DAYS", default=7)
+# A failing project not yet confirmed down is polled again after
+# min(interval, this), instead of a whole interval later.
+POLLER_RECHECK_SECONDS = env.int("POLLER_RECHECK_SECONDS", default=20)
+# The default channels hear of it when no poller has been seen this long.
+POLLER_SILENT_SECONDS = env.int("POLLER_SILENT_SECONDS", default=120)

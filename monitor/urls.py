@@ -8,5 +8,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("poller/", include("polling.urls")),
     path("ping/", include("polling.ping_urls")),
+    path("incidents/", include("projects.incidents.urls")),
     path("", include("projects.urls")),
 ]

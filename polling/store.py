@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
@@ -19,7 +18,11 @@ from polling.deadlines import move_deadlines
 from polling.engine.types import OK_STATUS, JsonAssertion, Keyword, Outcome, Target
 from polling.engine.writer import StoreUnavailable
 from projects.expectations import parse_expected_value, parse_status_codes
+from projects.incidents.machine import Poll
+from projects.incidents.recorder import record_incidents
+from projects.incidents.states import save_states
 from projects.models import (
+    MAX_ERROR_MESSAGE_LENGTH,
     MAX_MESSAGE_LENGTH,
     HourlyRollup,
     PollResult,
@@ -188,9 +191,22 @@ def _save(outcomes: Sequence[Outcome]) -> int:
     with _batch_cursor() as cursor:
         cursor.executemany(_insert_result_sql(), [_result_row(o) for o in outcomes])
         saved = cursor.rowcount
-        cursor.executemany(_update_state_sql(), _state_rows(outcomes))
+        effects = save_states(cursor, [_poll(o) for o in outcomes])
         cursor.executemany(_upsert_rollup_sql(), _rollup_rows(outcomes))
+    if effects:
+        record_incidents(effects, at=max(o.started_at for o in outcomes))
     return saved
+
+
+def _poll(outcome: Outcome) -> Poll:
+    return Poll(
+        project_id=outcome.project_id,
+        at=outcome.started_at,
+        up=outcome.up,
+        error=outcome.error[:MAX_ERROR_MESSAGE_LENGTH],
+        status_code=outcome.status_code,
+        response_time_ms=outcome.response_time_ms,
+    )
 
 
 @contextlib.contextmanager
@@ -224,41 +240,6 @@ def _result_row(outcome: Outcome) -> tuple:
         (outcome.error or outcome.message)[:MAX_MESSAGE_LENGTH],
         outcome.project_id,
     )
-
-
-def _state_rows(outcomes: Sequence[Outcome]) -> list[tuple]:
-    """Each project's latest outcome, and how its failure streak changes:
-    a batch that is all failures extends the streak in the database, any
-    success restarts it from the failures after the last success."""
-    by_project: dict[int, list[Outcome]] = defaultdict(list)
-    for outcome in sorted(outcomes, key=lambda o: o.started_at):
-        by_project[outcome.project_id].append(outcome)
-    rows = []
-    for project_id, history in by_project.items():
-        last = history[-1]
-        failures = _trailing_failures(history)
-        rows.append(
-            (
-                connection.ops.adapt_datetimefield_value(last.started_at),
-                Status.UP if last.up else Status.DOWN,
-                last.status_code,
-                last.response_time_ms,
-                failures == len(history),
-                failures,
-                failures,
-                project_id,
-            )
-        )
-    return rows
-
-
-def _trailing_failures(history: Sequence[Outcome]) -> int:
-    count = 0
-    for outcome in reversed(history):
-        if outcome.up:
-            break
-        count += 1
-    return count
 
 
 def _rollup_rows(outcomes: Sequence[Outcome]) -> list[tuple]:
@@ -297,19 +278,6 @@ def _insert_result_sql() -> str:
             (project_id, polled_at, status, status_code, response_time_ms,
              error_message)
         SELECT %s, %s, %s, %s, %s, %s WHERE {_project_exists()}
-    """
-
-
-def _update_state_sql() -> str:
-    return f"""
-        UPDATE {_quote(Project._meta.db_table)} SET
-            last_polled_at = %s,
-            last_status = %s,
-            last_status_code = %s,
-            last_response_time_ms = %s,
-            consecutive_failures =
-                CASE WHEN %s THEN consecutive_failures + %s ELSE %s END
-        WHERE id = %s
     """
 
 

@@ -10,7 +10,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from projects.forms import ProjectForm
-from projects.models import PollResult, Project, Status
+from projects.models import PollResult, Project
 from projects.signals import projects_bulk_changed
 
 RECENT_RESULTS_SHOWN = 20
@@ -18,17 +18,23 @@ RECENT_RESULTS_SHOWN = 20
 # list gets slow; past this many, the admin pages through a capped count.
 RESULT_COUNT_CAP = 10_000
 
-BADGE_COLOURS = {Status.UP: "#1a7f37", Status.DOWN: "#cf222e"}
+BADGE_COLOURS = {
+    Project.State.UP: "#1a7f37",
+    Project.State.PENDING: "#9a6700",
+    Project.State.DOWN: "#cf222e",
+}
+LABELS = dict(Project.State.choices)
 
 
 def status_badge(status: str) -> SafeString:
+    """A poll's status (up, down) or a project's state (up, pending, down)."""
     if not status:
         return format_html('<span style="color:#6e7781">{}</span>', "no poll yet")
     return format_html(
         '<span style="background:{};color:#fff;padding:1px 7px;border-radius:8px;'
         'font-weight:600">{}</span>',
         BADGE_COLOURS[status],
-        Status(status).label,
+        LABELS[status],
     )
 
 
@@ -45,7 +51,7 @@ class ProjectAdmin(admin.ModelAdmin):
         "last_polled_at",
         "response_time_column",
     ]
-    list_filter = ["enabled", "last_status", "method"]
+    list_filter = ["enabled", "state", "method"]
     search_fields = ["name", "url"]
     actions = ["enable_projects", "disable_projects"]
     readonly_fields = [
@@ -55,6 +61,7 @@ class ProjectAdmin(admin.ModelAdmin):
         "last_status_code",
         "response_time_column",
         "consecutive_failures",
+        "failing_since",
         "recent_results",
     ]
     fieldsets = [
@@ -97,7 +104,10 @@ class ProjectAdmin(admin.ModelAdmin):
                 ]
             },
         ),
-        ("Alerts", {"fields": ["channels"]}),
+        (
+            "Alerts",
+            {"fields": ["failure_threshold", "recovery_threshold", "channels"]},
+        ),
         (
             "Current state",
             {
@@ -107,6 +117,7 @@ class ProjectAdmin(admin.ModelAdmin):
                     "last_status_code",
                     "response_time_column",
                     "consecutive_failures",
+                    "failing_since",
                     "recent_results",
                 ]
             },
@@ -132,9 +143,9 @@ class ProjectAdmin(admin.ModelAdmin):
     def interval_column(self, project: Project) -> str:
         return project.interval_display
 
-    @admin.display(description="status", ordering="last_status")
+    @admin.display(description="state", ordering="state")
     def status_column(self, project: Project) -> SafeString:
-        return status_badge(project.last_status)
+        return status_badge(project.state)
 
     @admin.display(description="response time", ordering="last_response_time_ms")
     def response_time_column(self, project: Project) -> str:

@@ -7,7 +7,14 @@ from projects.models import DEFAULT_INTERVAL, NotificationChannel, Project
 
 # Left out of a submitted form, these keep their defaults, so forms and
 # scripts written before these options existed still save.
-DEFAULTED_FIELDS = ("kind", "keyword_mode", "json_operator", "grace_seconds")
+DEFAULTED_FIELDS = (
+    "kind",
+    "keyword_mode",
+    "json_operator",
+    "grace_seconds",
+    "failure_threshold",
+    "recovery_threshold",
+)
 # Changes after which a heartbeat project's next ping is awaited afresh.
 HEARTBEAT_RESTARTS = {"kind", "interval", "interval_unit", "grace_seconds", "enabled"}
 
@@ -51,6 +58,8 @@ class ProjectForm(forms.ModelForm):
             "interval_unit",
             "grace_seconds",
             "timeout_seconds",
+            "failure_threshold",
+            "recovery_threshold",
             "enabled",
             "channels",
         ]

@@ -15,10 +15,13 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.gzip import gzip_page
 
+from projects.maintenance import maintained_now
 from projects.models import PollResult, Project, Status
+from projects.monitor_health import monitor_banners
 from projects.queries.deliveries import DELIVERIES_SHOWN, recent_deliveries
 from projects.queries.heartbeats import latest_polls
 from projects.queries.history import poll_history
+from projects.queries.incidents import project_incidents
 from projects.queries.outages import OUTAGES_SHOWN, recent_outages
 from projects.queries.overview import State, project_list, state_counts, with_state
 from projects.queries.ranges import DEFAULT_RANGE, OVERVIEW_RANGES, RANGES
@@ -35,10 +38,11 @@ PROJECTS_PER_PAGE = 50
 def overview(request: HttpRequest) -> HttpResponse:
     search = request.GET.get("q", "").strip()
     state = request.GET.get("state", "")
-    projects = project_list(search=search, state=state)
+    maintained = maintained_now()
+    projects = project_list(search=search, state=state, maintained=maintained)
     page = Paginator(projects, PROJECTS_PER_PAGE).get_page(request.GET.get("page"))
     _add_uptime_and_heartbeats(page.object_list)
-    counts = state_counts()
+    counts = state_counts(maintained=maintained)
     context = {
         "page": page,
         "counts": [(s.value, s.label, counts[s]) for s in State],
@@ -46,6 +50,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "search": search,
         "state": state,
         "ranges": OVERVIEW_RANGES,
+        "banners": monitor_banners(),
     }
     return render(request, "projects/overview.html", context)
 
@@ -62,7 +67,8 @@ def _add_uptime_and_heartbeats(projects: list[Project]) -> None:
 @login_required
 @gzip_page
 def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    project = get_object_or_404(with_state(Project.objects.all()), pk=pk)
+    projects = with_state(Project.objects.all(), maintained=maintained_now())
+    project = get_object_or_404(projects, pk=pk)
     time_range = RANGES.get(request.GET.get("range", ""), DEFAULT_RANGE)
     status = request.GET.get("status", "")
     if status not in Status.values:
@@ -88,6 +94,8 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "now": now,
         "deliveries": recent_deliveries(pk),
         "deliveries_shown": DELIVERIES_SHOWN,
+        "incidents": project_incidents(pk),
+        "banners": monitor_banners(now),
     }
     return render(request, "projects/project_detail.html", context)
 

@@ -93,7 +93,9 @@ def add_polls(db):
 
     `statuses` reads oldest first, "u" for up and "d" for down; polls are
     `every` apart and the last one is at `end`. `response_time_ms` is one
-    value for all polls or one per poll (None: no response).
+    value for all polls or one per poll (None: no response). The project's
+    state follows its last poll (a last "d" is down, as if confirmed)
+    unless `state` says otherwise.
     """
     from datetime import timedelta
 
@@ -108,6 +110,7 @@ def add_polls(db):
         every=timedelta(minutes=1),
         response_time_ms=100,
         error: str = "expected 200, got 503",
+        state: str | None = None,
     ) -> list[PollResult]:
         times = response_time_ms
         if not isinstance(times, list | tuple):
@@ -129,6 +132,7 @@ def add_polls(db):
         project.last_status = latest.status
         project.last_status_code = latest.status_code
         project.last_response_time_ms = latest.response_time_ms
+        project.state = state or latest.status
         project.save()
         rebuild_rollups(project_ids=[project.pk])
         return polls

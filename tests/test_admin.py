@@ -129,7 +129,7 @@ def test_it_changes_a_project(admin_client, make_project):
 def test_the_list_shows_current_state(admin_client, make_project):
     make_project(name="api", interval=30, interval_unit="seconds", timeout_seconds=5)
     Project.objects.filter(name="api").update(
-        last_status=Status.DOWN, last_response_time_ms=123
+        last_status=Status.DOWN, state=Project.State.DOWN, last_response_time_ms=123
     )
     make_project(name="fresh")
     page = admin_client.get(LIST_URL).content.decode()

@@ -47,6 +47,7 @@ def test_it_shows_each_state_and_counts_them(
 ):
     add_polls(make_project(name="api"), "uuu", end=now)
     add_polls(make_project(name="shop"), "uud", end=now)
+    add_polls(make_project(name="blog"), "uud", end=now, state="pending")
     add_polls(make_project(name="old", enabled=False), "uuu", end=now)
     make_project(name="new")
 
@@ -54,13 +55,16 @@ def test_it_shows_each_state_and_counts_them(
 
     assert response.context["counts"] == [
         ("down", "Down", 1),
+        ("pending", "Pending", 1),
         ("up", "Up", 1),
+        ("maintenance", "Maintenance", 0),
         ("waiting", "Waiting", 1),
         ("paused", "Paused", 1),
     ]
     for name, label in [
         ("api", "Up"),
         ("shop", "Down"),
+        ("blog", "Pending"),
         ("old", "Paused"),
         ("new", "Waiting"),
     ]:
@@ -203,9 +207,10 @@ def test_a_page_costs_the_same_queries_for_5_or_60_projects(
         add_polls(make_project(), "du" * 30, end=now)
 
     assert queries() == few
-    # Session, user, state counts, page count, page, uptime from rollups and
-    # from the first part-hour, heartbeats.
-    assert few == 8
+    # Session, user, maintenance windows, state counts, page count, page,
+    # uptime from rollups and from the first part-hour, heartbeats, and the
+    # banners' poller heartbeat and monitor outage.
+    assert few == 11
 
 
 def test_it_refreshes_itself(admin_client):

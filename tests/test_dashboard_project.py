@@ -153,7 +153,7 @@ def test_a_filter_that_cannot_match_skips_the_query(
     project = make_project()
     add_polls(project, "dddd", end=now)
 
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(12):
         response = admin_client.get(url(project, status="up"))
 
     assert response.context["history"] == []
@@ -172,9 +172,10 @@ def test_the_page_costs_the_same_queries_for_few_or_many_polls(
     add_polls(busy, "uudduduuuddd" * 100, end=now, every=MINUTE)
 
     assert queries(idle) == queries(busy)
-    # Session, user, project, uptime (rollups and part-hours), chart,
-    # outages, history.
-    assert queries(busy) == 9
+    # Session, user, maintenance windows, project, uptime (rollups and
+    # part-hours), chart, outages, history, deliveries, incidents, and the
+    # banners' poller heartbeat and monitor outage.
+    assert queries(busy) == 13
 
 
 def test_history_ignores_a_bad_cursor(admin_client, make_project, add_polls, now):

@@ -39,6 +39,7 @@ class Project(models.Model):
     class Kind(models.TextChoices):
         POLL = "poll", "Polled: the monitor checks a URL"
         HEARTBEAT = "heartbeat", "Heartbeat: a job pings the monitor"
+
     class State(models.TextChoices):
         """Whether the project is down, as its thresholds decide; blank
         until its first poll."""

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from projects.models import Incident, Notification
+from projects.notifications.payloads import incident_payload
 
 REMINDER = Notification.Event.REMINDER
 
@@ -40,7 +41,7 @@ def queue_reminders(*, now: Callable[[], datetime] = timezone.now) -> int:
 def _open_incidents():
     return (
         Incident.objects.filter(resolved_at=None, acknowledged_at=None)
-        .select_related("project")
+        .select_related("project", "acknowledged_by")
         .prefetch_related("project__channels")
     )
 
@@ -64,35 +65,7 @@ def _reminder(incident, channel, period: int, now: datetime) -> Notification:
         channel=channel,
         project=incident.project,
         incident=incident,
-        payload=incident_payload(REMINDER, incident, now),
+        payload=incident_payload(REMINDER, incident, occurred_at=now),
         created_at=now,
         next_attempt_at=now,
     )
-
-
-def incident_payload(event: str, incident: Incident, now: datetime) -> dict:
-    """Version 1 of an incident event's payload."""
-    project = incident.project
-    end = incident.resolved_at or now
-    return {
-        "version": 1,
-        "event": str(event),
-        "occurred_at": now.isoformat(),
-        "project": {"id": project.pk, "name": project.name, "url": project.url},
-        "incident": {
-            "id": incident.pk,
-            "kind": incident.kind,
-            "started_at": incident.started_at.isoformat(),
-            "confirmed_at": incident.confirmed_at.isoformat(),
-            "resolved_at": _iso(incident.resolved_at),
-            "duration_seconds": int((end - incident.started_at).total_seconds()),
-            "first_error": incident.first_error,
-            "last_error": incident.last_error,
-            "acknowledged_at": _iso(incident.acknowledged_at),
-        },
-        "links": {},
-    }
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment else None

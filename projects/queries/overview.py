@@ -6,49 +6,69 @@ of this touches poll results; it reads at most a few thousand small rows.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from django.db import models
 from django.db.models import Case, Count, F, Q, QuerySet, Value, When
 
-from projects.models import Project, Status
+from projects.models import Project
 
 
 class State(models.TextChoices):
+    """What the pages show: the project's state as its thresholds decide,
+    unless it is paused, under maintenance or not polled yet."""
+
     DOWN = "down", "Down"
+    PENDING = "pending", "Pending"  # failing, not yet confirmed
     UP = "up", "Up"
+    MAINTENANCE = "maintenance", "Maintenance"
     WAITING = "waiting", "Waiting"  # enabled, not polled yet
     PAUSED = "paused", "Paused"
 
 
-def with_state(projects: QuerySet[Project]) -> QuerySet[Project]:
-    """Annotate `state`, one of State's values."""
-    return projects.annotate(
-        state=Case(
-            When(enabled=False, then=Value(State.PAUSED)),
-            When(last_status="", then=Value(State.WAITING)),
-            default=F("last_status"),
-        )
-    )
+# Projects under maintenance, or None for all of them.
+Maintained = Collection[int] | None
 
 
-def state_counts() -> dict[str, int]:
+def with_state(
+    projects: QuerySet[Project], *, maintained: Maintained = ()
+) -> QuerySet[Project]:
+    """Annotate `display_state`, one of State's values."""
+    whens = [When(enabled=False, then=Value(State.PAUSED))]
+    if maintained is None:
+        whens.append(When(enabled=True, then=Value(State.MAINTENANCE)))
+    elif maintained:
+        whens.append(When(pk__in=list(maintained), then=Value(State.MAINTENANCE)))
+    whens.append(When(state="", then=Value(State.WAITING)))
+    return projects.annotate(display_state=Case(*whens, default=F("state")))
+
+
+def state_counts(*, maintained: Maintained = ()) -> dict[str, int]:
     """How many projects are in each state, zeros included."""
     rows = (
-        with_state(Project.objects.all())
-        .values("state")
+        with_state(Project.objects.all(), maintained=maintained)
+        .values("display_state")
         .annotate(count=Count("id"))
         .order_by()
     )
     counts = dict.fromkeys(State.values, 0)
-    counts.update((row["state"], row["count"]) for row in rows)
+    counts.update((row["display_state"], row["count"]) for row in rows)
     return counts
 
 
-def project_list(*, search: str = "", state: str = "") -> QuerySet[Project]:
-    """Projects matching a search on name or URL, down ones first."""
-    projects = with_state(Project.objects.all())
+def project_list(
+    *, search: str = "", state: str = "", maintained: Maintained = ()
+) -> QuerySet[Project]:
+    """Projects matching a search on name or URL, down ones first, then
+    pending ones."""
+    projects = with_state(Project.objects.all(), maintained=maintained)
     if search:
         projects = projects.filter(Q(name__icontains=search) | Q(url__icontains=search))
     if state in State.values:
-        projects = projects.filter(state=state)
-    down_first = Case(When(state=Status.DOWN, then=Value(0)), default=Value(1))
-    return projects.order_by(down_first, "name")
+        projects = projects.filter(display_state=state)
+    worst_first = Case(
+        When(display_state=State.DOWN, then=Value(0)),
+        When(display_state=State.PENDING, then=Value(1)),
+        default=Value(2),
+    )
+    return projects.order_by(worst_first, "name")

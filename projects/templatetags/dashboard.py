@@ -11,7 +11,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from projects import project_rules
-from projects.models import Project, Status
+from projects.models import Incident, Project, Status
 from projects.queries.heartbeats import HEARTBEATS, Heartbeat
 from projects.queries.outages import Outage
 from projects.queries.overview import State
@@ -73,6 +73,11 @@ def duration(delta: timedelta) -> str:
 @register.filter
 def outage_duration(outage: Outage, now: datetime) -> str:
     return duration(outage.duration(now))
+
+
+@register.filter
+def incident_duration(incident: Incident, now: datetime) -> str:
+    return duration((incident.resolved_at or now) - incident.started_at)
 
 
 @register.simple_tag(takes_context=True)

@@ -1,0 +1,124 @@
+"""Is it us? When most targets fail at once, the monitor's own network is
+the likely cause.
+
+More than half of the enabled projects, and at least
+MIN_FAILING_PROJECTS, failing (their latest poll failed) opens a
+MonitorOutage of kind "unreachable": one monitor.unreachable goes to the
+default channels, and incident.opened notifications are held instead of
+sent. When it clears, monitor.reachable goes out and the held ones are
+released; those whose incident ended meanwhile were dropped when it ended.
+
+The decision reads the projects' stored state inside the writer's
+transaction, under a lock on PostgreSQL, so several writers agree on one
+outage and one message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from django.db import connection
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from projects.incidents.machine import Change, Effect
+from projects.maintenance import MaintenanceSchedule
+from projects.models import MonitorOutage, Notification, Project
+from projects.notifications import outbox
+from projects.notifications.payloads import monitor_payload
+
+MIN_FAILING_PROJECTS = 5
+# Openings queued this long before the outage is noticed are held too, if
+# no deliverer has taken them yet: they are likely the outage's first signs.
+HOLD_LOOKBACK = timedelta(minutes=1)
+# pg_advisory_xact_lock key: one reachability decision at a time.
+_LOCK_KEY = 0x4D4F4E49  # "MONI"
+
+Kind = MonitorOutage.Kind
+Event = Notification.Event
+
+
+def worth_a_look(effects: Iterable[Effect]) -> bool:
+    """Whether a batch could have changed the answer: a project began or
+    stopped failing, or an incident opened."""
+    return any(
+        effect.started_failing
+        or effect.stopped_failing
+        or any(t.change is Change.OPENED for t in effect.transitions)
+        for effect in effects
+    )
+
+
+def reconsider(*, at: datetime) -> bool:
+    """Open or close the "unreachable" outage from the projects' stored
+    state at `at`. Returns whether the monitor is cut off now."""
+    _one_at_a_time()
+    outage = MonitorOutage.objects.filter(kind=Kind.UNREACHABLE, ended_at=None).first()
+    counts = failing_counts(at)
+    cut_off = is_cut_off(**counts)
+    if cut_off and outage is None:
+        _begin(at, counts)
+    elif outage is not None and not cut_off:
+        _end(outage, at, counts)
+    return cut_off
+
+
+def is_cut_off(*, failing: int, enabled: int) -> bool:
+    return failing >= MIN_FAILING_PROJECTS and failing * 2 > enabled
+
+
+def failing_counts(at: datetime) -> dict[str, int]:
+    """How many enabled projects are failing, out of how many, leaving
+    out those under maintenance."""
+    projects = Project.objects.filter(enabled=True)
+    covered = MaintenanceSchedule.load(at, at).covered_projects(at)
+    if covered is None:
+        return {"failing": 0, "enabled": 0}
+    if covered:
+        projects = projects.exclude(pk__in=covered)
+    return projects.aggregate(
+        failing=Count("pk", filter=Q(consecutive_failures__gt=0)), enabled=Count("pk")
+    )
+
+
+def _one_at_a_time() -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_KEY])
+    # SQLite: the writer's transaction holds the database's write lock.
+
+
+def _begin(at: datetime, counts: dict[str, int]) -> None:
+    outage = MonitorOutage.objects.create(
+        kind=Kind.UNREACHABLE, started_at=at, detail=counts
+    )
+    message = (
+        f"{counts['failing']} of {counts['enabled']} projects are failing at "
+        "once: the monitor's own network is the likely cause. Down "
+        "notifications are held until it clears."
+    )
+    _announce(Event.MONITOR_UNREACHABLE, outage, at, message)
+    outbox.hold_unsent_openings(since=timezone.now() - HOLD_LOOKBACK)
+
+
+def _end(outage: MonitorOutage, at: datetime, counts: dict[str, int]) -> None:
+    outage.ended_at = at
+    outage.detail = {**outage.detail, "failing_at_end": counts["failing"]}
+    outage.save(update_fields=["ended_at", "detail"])
+    message = (
+        f"The monitor reaches its targets again ({counts['failing']} of "
+        f"{counts['enabled']} projects failing). Held down notifications of "
+        "projects still down are sent now."
+    )
+    _announce(Event.MONITOR_REACHABLE, outage, at, message)
+    outbox.release_held()
+
+
+def _announce(event: str, outage: MonitorOutage, at: datetime, message: str) -> None:
+    payload = monitor_payload(event, outage, message=message, occurred_at=at)
+    outbox.queue_for_default_channels(
+        outbox.Message(
+            event=event, key=outbox.message_key(event, outage.pk), payload=payload
+        )
+    )

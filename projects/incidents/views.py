@@ -1,0 +1,86 @@
+"""The incidents page, and acknowledging from it or from a signed link."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core import signing
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods, require_POST
+
+from projects.incidents.acknowledge import acknowledge as acknowledge_incident
+from projects.incidents.links import incident_from_token
+from projects.models import Incident, Project
+from projects.monitor_health import monitor_banners
+from projects.queries.incidents import incident_list as list_incidents
+
+INCIDENTS_PER_PAGE = 50
+
+
+@login_required
+def incident_list(request: HttpRequest) -> HttpResponse:
+    project = None
+    project_id = request.GET.get("project", "")
+    if project_id.isdigit():
+        project = get_object_or_404(Project.objects.only("name"), pk=project_id)
+    incidents = list_incidents(project_id=project and project.pk)
+    page = Paginator(incidents, INCIDENTS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "page": page,
+        "project": project,
+        "now": timezone.now(),
+        "banners": monitor_banners(),
+    }
+    return render(request, "projects/incidents.html", context)
+
+
+@login_required
+@require_POST
+def acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
+    incident = get_object_or_404(Incident.objects.select_related("project"), pk=pk)
+    if acknowledge_incident(pk, by=request.user):
+        messages.success(request, f"Acknowledged the incident of {incident.project}.")
+    else:
+        messages.info(request, "That incident was already acknowledged or is over.")
+    return HttpResponseRedirect(_next_page(request))
+
+
+def _next_page(request: HttpRequest) -> str:
+    wanted = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(
+        wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return wanted
+    return reverse("incidents:list")
+
+
+@require_http_methods(["GET", "POST"])
+def acknowledge_link(request: HttpRequest, token: str) -> HttpResponse:
+    """The link in a notification. GET only asks (mail scanners follow
+    links); the button POSTs. No login: the signature is the permission."""
+    try:
+        incident_id = incident_from_token(token)
+    except signing.SignatureExpired:
+        return _link_page(request, None, "expired", status=410)
+    except signing.BadSignature:
+        return _link_page(request, None, "invalid", status=404)
+    incident = Incident.objects.select_related("project").filter(pk=incident_id).first()
+    if incident is None:
+        return _link_page(request, None, "invalid", status=404)
+    if request.method == "POST":
+        done = acknowledge_incident(incident_id)
+        incident.refresh_from_db()
+        return _link_page(request, incident, "done" if done else "already")
+    return _link_page(request, incident, "ask")
+
+
+def _link_page(
+    request: HttpRequest, incident: Incident | None, outcome: str, *, status=200
+) -> HttpResponse:
+    context = {"incident": incident, "outcome": outcome, "now": timezone.now()}
+    return render(request, "projects/acknowledge.html", context, status=status)

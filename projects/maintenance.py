@@ -1,0 +1,110 @@
+"""Which projects are under maintenance, and when.
+
+A MaintenanceSchedule is read once for a stretch of time (a writer's
+batch, a dashboard page) and then answered from memory: windows are few,
+so it costs at most two small queries.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+
+from django.db.models import Q
+from django.utils import timezone
+
+from projects.models import MaintenanceWindow
+
+Span = tuple[datetime, datetime]
+
+
+class MaintenanceSchedule:
+    def __init__(
+        self,
+        spans: dict[int, list[Span]],
+        *,
+        everywhere: set[int],
+        members: dict[int, set[int]],
+    ) -> None:
+        self._spans = spans  # window id -> its spans
+        self._everywhere = everywhere  # windows for all projects
+        self._members = members  # window id -> project ids
+
+    @classmethod
+    def load(cls, start: datetime, end: datetime) -> MaintenanceSchedule:
+        """The enabled windows with a span overlapping [start, end]."""
+        candidates = MaintenanceWindow.objects.filter(enabled=True).filter(
+            Q(repeat=MaintenanceWindow.Repeat.WEEKLY)
+            | Q(starts_at__lte=end, ends_at__gt=start)
+        )
+        until = end + timedelta(microseconds=1)
+        spans, everywhere = {}, set()
+        for window in candidates:
+            found = list(window.occurrences(start, until))
+            if found:
+                spans[window.pk] = found
+                if window.all_projects:
+                    everywhere.add(window.pk)
+        chosen = [pk for pk in spans if pk not in everywhere]
+        return cls(spans, everywhere=everywhere, members=_members(chosen))
+
+    @property
+    def empty(self) -> bool:
+        return not self._spans
+
+    def covers(self, project_id: int, at: datetime) -> bool:
+        return any(
+            start <= at < end
+            for window, spans in self._spans.items()
+            if window in self._everywhere or project_id in self._members[window]
+            for start, end in spans
+        )
+
+    def covered_projects(self, at: datetime) -> set[int] | None:
+        """The projects under maintenance at `at`; None means all."""
+        covered = set()
+        for window, spans in self._spans.items():
+            if any(start <= at < end for start, end in spans):
+                if window in self._everywhere:
+                    return None
+                covered |= self._members[window]
+        return covered
+
+    def spans_for(self, project_id: int) -> list[Span]:
+        """Every span that covers this project, merged where they overlap."""
+        spans = sorted(
+            span
+            for window, found in self._spans.items()
+            if window in self._everywhere or project_id in self._members[window]
+            for span in found
+        )
+        merged: list[Span] = []
+        for start, end in spans:
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
+
+def _members(window_ids: list[int]) -> dict[int, set[int]]:
+    members = defaultdict(set)
+    if window_ids:
+        links = MaintenanceWindow.projects.through.objects.filter(
+            maintenancewindow_id__in=window_ids
+        )
+        for window, project in links.values_list("maintenancewindow_id", "project_id"):
+            members[window].add(project)
+    return members
+
+
+def under_maintenance(project_id: int, at: datetime) -> bool:
+    """Whether a window covers this project at `at` (e.g. to skip a
+    reminder)."""
+    return MaintenanceSchedule.load(at, at).covers(project_id, at)
+
+
+def maintained_now() -> set[int] | None:
+    """The projects under maintenance now; None means all of them."""
+    now = timezone.now()
+    return MaintenanceSchedule.load(now, now).covered_projects(now)

@@ -1,0 +1,182 @@
+"""The outbox's writing side: queue an event for the right channels.
+
+Call these inside the transaction that decides the event, so the event is
+queued exactly when the decision is stored. Each (event, channel) becomes
+one Notification row whose `key` is unique: queuing the same event again,
+from a retry or from a second writer, adds nothing. The tasks process
+delivers the rows; nothing here sends anything.
+
+Who hears of what:
+- incident.opened: the project's channels;
+- incident.resolved, .acknowledged, .reminder: the channels that were told
+  it opened (so nobody hears of the end of an outage they never heard of);
+- monitor.* and poller.*: the default channels;
+and never a disabled channel, nor incident.resolved to a channel with
+send_resolved off.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from projects.models import Notification, NotificationChannel, Project
+
+Event = Notification.Event
+State = Notification.State
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One event, before it is queued per channel."""
+
+    event: str  # a Notification.Event value
+    key: str  # names the event once, e.g. "incident:42:opened"
+    payload: dict
+    project_id: int | None = None
+    incident_id: int | None = None
+
+
+def message_key(event: str, subject_id: int, *more: object) -> str:
+    """Names one event once: "incident.opened:42" (incident 42),
+    "incident.reminder:42:3" (its third reminder), "monitor.unreachable:5"
+    (MonitorOutage 5)."""
+    return ":".join([event, str(subject_id), *map(str, more)])
+
+
+def notification_key(message_key: str, channel_id: int) -> str:
+    """The outbox key of one message to one channel; receivers see it as
+    the stable message id (the webhook-id header)."""
+    return f"{message_key}:{channel_id}"
+
+
+def queue(
+    deliveries: Iterable[tuple[Message, Iterable[int]]], *, held: bool = False
+) -> int:
+    """Queue each message for each of its channel ids, as pending (or held,
+    to be released or dropped later). Returns how many rows were offered;
+    keys already queued are left as they are."""
+    pairs = [
+        (message, channel) for message, channels in deliveries for channel in channels
+    ]
+    if not pairs:
+        return 0
+    usable = _usable_channels({channel for _, channel in pairs})
+    now = timezone.now()
+    rows = [
+        Notification(
+            key=notification_key(message.key, channel),
+            event=message.event,
+            channel_id=channel,
+            project_id=message.project_id,
+            incident_id=message.incident_id,
+            payload=message.payload,
+            state=State.HELD if held else State.PENDING,
+            created_at=now,
+            next_attempt_at=now,
+        )
+        for message, channel in pairs
+        if channel in usable and (message.event != Event.RESOLVED or usable[channel])
+    ]
+    Notification.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
+    if rows and not held:
+        transaction.on_commit(_request_delivery, robust=True)
+    return len(rows)
+
+
+def queue_for_projects(messages: Sequence[Message], *, held: bool = False) -> int:
+    """Queue each message for its project's channels."""
+    channels = project_channels({m.project_id for m in messages})
+    return queue(((m, channels[m.project_id]) for m in messages), held=held)
+
+
+def queue_for_audience(messages: Sequence[Message]) -> int:
+    """Queue each message for the channels told that its incident opened."""
+    told = told_channels({m.incident_id for m in messages})
+    return queue((m, told[m.incident_id]) for m in messages)
+
+
+def queue_for_default_channels(message: Message) -> int:
+    defaults = NotificationChannel.objects.filter(is_default=True, enabled=True)
+    return queue([(message, defaults.values_list("pk", flat=True))])
+
+
+def project_channels(project_ids: Iterable[int]) -> dict[int, list[int]]:
+    """{project id: its channel ids}, one query."""
+    links = Project.channels.through.objects.filter(project_id__in=list(project_ids))
+    channels = defaultdict(list)
+    for project_id, channel_id in links.values_list(
+        "project_id", "notificationchannel_id"
+    ):
+        channels[project_id].append(channel_id)
+    return channels
+
+
+def told_channels(incident_ids: Iterable[int]) -> dict[int, set[int]]:
+    """{incident id: the channels its incident.opened went to, or will go
+    to}: held and dropped ones were never sent."""
+    rows = (
+        Notification.objects.filter(
+            incident_id__in=list(incident_ids), event=Event.OPENED
+        )
+        .exclude(state__in=[State.HELD, State.DROPPED])
+        .values_list("incident_id", "channel_id")
+    )
+    told = defaultdict(set)
+    for incident_id, channel_id in rows:
+        told[incident_id].add(channel_id)
+    return told
+
+
+def _usable_channels(channel_ids: set[int]) -> dict[int, bool]:
+    """{id: send_resolved} of the enabled channels among these."""
+    return dict(
+        NotificationChannel.objects.filter(
+            pk__in=channel_ids, enabled=True
+        ).values_list("pk", "send_resolved")
+    )
+
+
+# Holding back incident.opened while the monitor itself is cut off.
+
+
+def hold_unsent_openings(*, since) -> int:
+    """Hold the incident.opened rows queued since `since` that no
+    deliverer has touched yet. Returns how many."""
+    now = timezone.now()
+    return (
+        Notification.objects.filter(
+            event=Event.OPENED, state=State.PENDING, attempts=0, created_at__gte=since
+        )
+        .exclude(claimed_until__gt=now)
+        .update(state=State.HELD)
+    )
+
+
+def release_held() -> int:
+    """Send every held row now. Returns how many."""
+    released = Notification.objects.filter(state=State.HELD).update(
+        state=State.PENDING, next_attempt_at=timezone.now()
+    )
+    if released:
+        transaction.on_commit(_request_delivery, robust=True)
+    return released
+
+
+def _request_delivery() -> None:
+    """Ask the tasks process for a delivery run now (after commit), rather
+    than at its next sweep."""
+    from projects.notifications.tasks import request_delivery
+
+    request_delivery()
+
+
+def drop_held(incident_ids: Iterable[int]) -> int:
+    """Never send the held rows of these incidents (they are over)."""
+    return Notification.objects.filter(
+        incident_id__in=list(incident_ids), state=State.HELD
+    ).update(state=State.DROPPED)

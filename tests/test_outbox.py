@@ -1,0 +1,134 @@
+"""The outbox's writing side: who gets a row, once."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from django.utils import timezone
+
+from projects.models import Incident, Notification
+from projects.notifications import outbox
+from tests.alerting import make_channel, queued
+from tests.outcomes import T0
+
+pytestmark = pytest.mark.django_db
+
+OPENED = Notification.Event.OPENED
+RESOLVED = Notification.Event.RESOLVED
+
+
+@pytest.fixture
+def incident(make_project):
+    project = make_project()
+    return Incident.objects.create(project=project, started_at=T0, confirmed_at=T0)
+
+
+def message(incident, event=OPENED) -> outbox.Message:
+    return outbox.Message(
+        event=event,
+        key=outbox.message_key(event, incident.pk),
+        payload={"event": event},
+        project_id=incident.project_id,
+        incident_id=incident.pk,
+    )
+
+
+def test_an_event_is_queued_once_per_channel_however_often_it_is_offered(incident):
+    first, second = make_channel(), make_channel()
+    incident.project.channels.add(first, second)
+
+    for _ in range(3):
+        outbox.queue_for_projects([message(incident)])
+
+    rows = Notification.objects.order_by("channel_id")
+    assert [(r.channel_id, r.event, r.state) for r in rows] == [
+        (first.pk, "incident.opened", "pending"),
+        (second.pk, "incident.opened", "pending"),
+    ]
+    assert rows[0].key == f"incident.opened:{incident.pk}:{first.pk}"
+    assert rows[0].payload == {"event": "incident.opened"}
+
+
+def test_disabled_channels_and_other_projects_channels_get_nothing(
+    incident, make_project
+):
+    incident.project.channels.add(make_channel(enabled=False))
+    make_project().channels.add(make_channel())
+
+    assert outbox.queue_for_projects([message(incident)]) == 0
+    assert Notification.objects.count() == 0
+
+
+def test_resolved_goes_only_to_channels_told_it_opened_that_want_it(incident):
+    told, quiet, later = (
+        make_channel(),
+        make_channel(send_resolved=False),
+        make_channel(),
+    )
+    incident.project.channels.add(told, quiet)
+    outbox.queue_for_projects([message(incident)])
+    incident.project.channels.add(later)
+
+    outbox.queue_for_audience([message(incident, RESOLVED)])
+
+    resolved = Notification.objects.filter(event=RESOLVED)
+    assert list(resolved.values_list("channel_id", flat=True)) == [told.pk]
+
+
+def test_monitor_events_go_to_the_default_channels(db):
+    default, _other, _off = (
+        make_channel(is_default=True),
+        make_channel(),
+        make_channel(is_default=True, enabled=False),
+    )
+    event = Notification.Event.MONITOR_UNREACHABLE
+
+    outbox.queue_for_default_channels(
+        outbox.Message(event=event, key=outbox.message_key(event, 1), payload={})
+    )
+
+    assert list(Notification.objects.values_list("channel_id", flat=True)) == [
+        default.pk
+    ]
+
+
+def test_held_rows_are_released_or_dropped(incident, make_project):
+    incident.project.channels.add(make_channel())
+    other_project = make_project()
+    other_project.channels.add(make_channel())
+    other = Incident.objects.create(
+        project=other_project, started_at=T0, confirmed_at=T0
+    )
+    outbox.queue_for_projects([message(incident), message(other)], held=True)
+    assert queued() == [("incident.opened", "held")] * 2
+
+    assert outbox.drop_held([other.pk]) == 1
+    assert outbox.release_held() == 1
+
+    assert queued(incident=incident) == [("incident.opened", "pending")]
+    assert queued(incident=other) == [("incident.opened", "dropped")]
+
+
+def test_only_untouched_recent_openings_are_held(incident):
+    channels = [make_channel() for _ in range(4)]
+    incident.project.channels.add(*channels)
+    outbox.queue_for_projects([message(incident)])
+    now = timezone.now()
+    rows = Notification.objects.order_by("channel_id")
+    Notification.objects.filter(pk=rows[1].pk).update(
+        claimed_until=now + timedelta(seconds=30)
+    )
+    Notification.objects.filter(pk=rows[2].pk).update(attempts=1)
+    Notification.objects.filter(pk=rows[3].pk).update(
+        created_at=now - timedelta(minutes=5)
+    )
+
+    assert outbox.hold_unsent_openings(since=now - timedelta(minutes=1)) == 1
+    assert list(rows.values_list("state", flat=True)) == [
+        "held",
+        "pending",
+        "pending",
+        "pending",
+    ]
