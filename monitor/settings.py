@@ -114,7 +114,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     # No psycopg connection pool ("pool" in OPTIONS): qcluster forks its
     # workers, and pooled connections would be shared across the fork
-    # (django-q2 issue #209).
+    # (django-q2 issue #209). Persistent connections are fine: qcluster
+    # closes every connection before it forks. Each web worker keeps its
+    # own, as opening one costs more than a ping's whole transaction.
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -51,7 +51,7 @@ class ProjectAdmin(admin.ModelAdmin):
         "last_polled_at",
         "response_time_column",
     ]
-    list_filter = ["enabled", "state", "method"]
+    list_filter = ["enabled", "state", "kind", "method"]
     search_fields = ["name", "url"]
     actions = ["enable_projects", "disable_projects"]
     readonly_fields = [
