@@ -18,6 +18,7 @@ from polling.deadlines import move_deadlines
 from polling.engine.types import OK_STATUS, JsonAssertion, Keyword, Outcome, Target
 from polling.engine.writer import StoreUnavailable
 from projects.expectations import parse_expected_value, parse_status_codes
+from projects.incidents.certificates import Sighting, record_certificates
 from projects.incidents.machine import Poll
 from projects.incidents.recorder import record_incidents
 from projects.incidents.states import save_states
@@ -195,7 +196,16 @@ def _save(outcomes: Sequence[Outcome]) -> int:
         cursor.executemany(_upsert_rollup_sql(), _rollup_rows(outcomes))
     if effects:
         record_incidents(effects, at=max(o.started_at for o in outcomes))
+    record_certificates(_sightings(outcomes))
     return saved
+
+
+def _sightings(outcomes: Sequence[Outcome]) -> list[Sighting]:
+    return [
+        Sighting(o.project_id, o.started_at, o.tls_expires_at)
+        for o in outcomes
+        if o.tls_expires_at is not None
+    ]
 
 
 def _poll(outcome: Outcome) -> Poll:

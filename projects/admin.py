@@ -106,7 +106,14 @@ class ProjectAdmin(admin.ModelAdmin):
         ),
         (
             "Alerts",
-            {"fields": ["failure_threshold", "recovery_threshold", "channels"]},
+            {
+                "fields": [
+                    "failure_threshold",
+                    "recovery_threshold",
+                    "tls_expiry_warning_days",
+                    "channels",
+                ]
+            },
         ),
         (
             "Current state",

@@ -14,6 +14,7 @@ DEFAULTED_FIELDS = (
     "grace_seconds",
     "failure_threshold",
     "recovery_threshold",
+    "tls_expiry_warning_days",
 )
 # Changes after which a heartbeat project's next ping is awaited afresh.
 HEARTBEAT_RESTARTS = {"kind", "interval", "interval_unit", "grace_seconds", "enabled"}
@@ -54,6 +55,7 @@ class ProjectForm(forms.ModelForm):
             "json_operator",
             "json_expected",
             "max_response_time_ms",
+            "tls_expiry_warning_days",
             "interval",
             "interval_unit",
             "grace_seconds",
@@ -85,7 +87,20 @@ class ProjectForm(forms.ModelForm):
         for name in DEFAULTED_FIELDS:
             if cleaned.get(name) in (None, "") and name not in self.errors:
                 cleaned[name] = Project._meta.get_field(name).default
+        threshold = Project._meta.get_field("failure_threshold")
+        if (
+            self._becomes_heartbeat(cleaned)
+            and cleaned.get("failure_threshold") == threshold.default
+        ):
+            # The grace period already confirms a missed ping; a heartbeat
+            # checked once a day must not wait three days to alert.
+            cleaned["failure_threshold"] = self.instance.failure_threshold = 1
         return cleaned
+
+    def _becomes_heartbeat(self, cleaned: dict) -> bool:
+        return cleaned.get("kind") == Project.Kind.HEARTBEAT and (
+            self.instance.pk is None or "kind" in self.changed_data
+        )
 
     def save(self, commit: bool = True) -> Project:
         project = self.instance

@@ -18,6 +18,7 @@ from django.views.decorators.gzip import gzip_page
 from projects.maintenance import maintained_now
 from projects.models import PollResult, Project, Status
 from projects.monitor_health import monitor_banners
+from projects.queries.certificates import expiring_certificates
 from projects.queries.deliveries import DELIVERIES_SHOWN, recent_deliveries
 from projects.queries.heartbeats import latest_polls
 from projects.queries.history import poll_history
@@ -51,6 +52,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         "state": state,
         "ranges": OVERVIEW_RANGES,
         "banners": monitor_banners(),
+        "certificates": expiring_certificates(),
+        "now": timezone.now(),
     }
     return render(request, "projects/overview.html", context)
 

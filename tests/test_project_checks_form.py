@@ -427,3 +427,29 @@ def test_the_admin_shows_the_ping_path(admin_client):
     ).content.decode()
 
     assert f"<code>/ping/{project.ping_key}</code>" in page
+
+
+def test_a_new_heartbeat_alerts_at_the_first_missed_ping_unless_told_otherwise():
+    assert saved(kind="heartbeat", url="").failure_threshold == 1
+    assert (
+        saved(kind="heartbeat", url="", name="b", failure_threshold=2).failure_threshold
+        == 2
+    )
+    assert saved(name="polled").failure_threshold == 3
+
+
+def test_an_existing_heartbeats_threshold_is_kept_on_edit():
+    project = saved(kind="heartbeat", url="", failure_threshold=2)
+    form = ProjectForm(
+        instance=project,
+        data={
+            **VALID,
+            "kind": "heartbeat",
+            "url": "",
+            "name": "renamed",
+            "failure_threshold": 2,
+        },
+    )
+    assert form.is_valid(), form.errors
+
+    assert form.save().failure_threshold == 2

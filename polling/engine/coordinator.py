@@ -191,8 +191,11 @@ class Coordinator:
         came first), re-read the project, so the next check is at its
         deadline as the database now has it."""
         for outcome in outcomes:
-            if outcome.is_missed_ping and self._state is RunState.RUNNING:
-                self.sync_project(outcome.project_id)
+            if outcome.is_missed_ping:
+                try:
+                    self.sync_project(outcome.project_id)
+                except NotRunning:
+                    return  # stopping: nothing more will be checked
 
     def _require_running(self) -> None:
         state = self._state

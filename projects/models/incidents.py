@@ -31,6 +31,9 @@ class Incident(models.Model):
     first_error = models.CharField(max_length=MAX_ERROR_MESSAGE_LENGTH, blank=True)
     last_error = models.CharField(max_length=MAX_ERROR_MESSAGE_LENGTH, blank=True)
     failed_polls = models.PositiveIntegerField(default=0)
+    # Certificate incidents: the expiry of the certificate warned of, which
+    # tells a renewal from the same certificate seen again.
+    certificate_expires_at = models.DateTimeField(null=True, blank=True)
     acknowledged_at = models.DateTimeField(null=True, blank=True)
     acknowledged_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -28,6 +28,8 @@ DEFAULT_RECOVERY_THRESHOLD = 1
 MAX_THRESHOLD = 10
 MAX_KEYWORD_LENGTH = 500
 DEFAULT_GRACE_SECONDS = 60
+DEFAULT_TLS_EXPIRY_WARNING_DAYS = 14
+MAX_TLS_EXPIRY_WARNING_DAYS = 365
 
 
 class Status(models.TextChoices):
@@ -153,6 +155,14 @@ class Project(models.Model):
         blank=True,
         help_text='Compared with what the query finds: ok, "ok", 200, true or '
         "null. < and > compare numbers; contains looks in a text or a list.",
+    )
+    tls_expiry_warning_days = models.PositiveSmallIntegerField(
+        "warn of certificate expiry (days)",
+        default=DEFAULT_TLS_EXPIRY_WARNING_DAYS,
+        validators=[MaxValueValidator(MAX_TLS_EXPIRY_WARNING_DAYS)],
+        help_text="Open a certificate incident, once per certificate, when the "
+        "server's certificate expires within this many days; it closes when a "
+        "renewed certificate is seen. 0 turns the warning off.",
     )
     max_response_time_ms = models.PositiveIntegerField(
         "slow after (ms)",

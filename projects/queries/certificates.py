@@ -1,0 +1,19 @@
+"""Certificates expiring soon: the open certificate incidents."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from projects.models import Incident
+
+CERTIFICATES_SHOWN = 20
+
+
+def expiring_certificates() -> QuerySet[Incident]:
+    """Open certificate incidents, soonest expiry first: each is a
+    certificate within its project's warning period (or expired)."""
+    return (
+        Incident.objects.filter(kind=Incident.Kind.CERTIFICATE, resolved_at=None)
+        .select_related("project")
+        .order_by("certificate_expires_at")[:CERTIFICATES_SHOWN]
+    )
