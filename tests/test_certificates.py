@@ -148,3 +148,14 @@ def test_the_dashboard_lists_certificates_expiring_soon(admin_client, project):
     assert "Certificates expiring soon" in page
     assert project.name in page
     assert "2026-11-27" in page
+
+
+def test_the_message_says_certificate_not_down(project):
+    from projects.notifications.messages import render
+
+    seen(project, SOON)
+
+    rendered = render(Notification.objects.get().payload)
+    assert rendered.subject == f"Certificate expiring: {project.name}"
+    assert "Warning: certificate expires in 5 days" in rendered.text
+    assert "Down since" not in rendered.text

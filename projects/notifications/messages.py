@@ -24,6 +24,12 @@ TITLES = {
     "poller.silent": "The poller is silent",
     "poller.back": "The poller is back",
 }
+# A certificate incident is a warning, not an outage.
+CERTIFICATE_TITLES = {
+    "incident.opened": "Certificate expiring: {name}",
+    "incident.resolved": "Certificate renewed: {name}",
+    "incident.reminder": "Certificate still expiring: {name}",
+}
 DIGEST_TITLES = {
     "incident.opened": "{count} projects down",
     "incident.resolved": "{count} projects up again",
@@ -67,7 +73,10 @@ def title(payload: dict) -> str:
         template = DIGEST_TITLES.get(digest.get("of"), "{count} notifications")
         return template.format(count=digest.get("count", 0))
     name = (payload.get("project") or {}).get("name", "")
-    return TITLES.get(event, event or "Notification").format(name=name)
+    titles = TITLES
+    if (payload.get("incident") or {}).get("kind") == "certificate":
+        titles = {**TITLES, **CERTIFICATE_TITLES}
+    return titles.get(event, event or "Notification").format(name=name)
 
 
 def digest_items(payload: dict) -> list[dict]:
@@ -87,6 +96,12 @@ def incident_context(incident: dict) -> dict:
     return {
         **incident,
         "started": _parsed(incident.get("started_at")),
+        "since_label": "Warned"
+        if incident.get("kind") == "certificate"
+        else "Down since",
+        "error_label": "Warning"
+        if incident.get("kind") == "certificate"
+        else "First error",
         "resolved": _parsed(incident.get("resolved_at")),
         "duration": None if seconds is None else duration_text(seconds),
     }
