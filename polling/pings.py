@@ -15,6 +15,7 @@ import uuid
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
@@ -36,11 +37,7 @@ PING_FIELDS = ["id", "enabled", "interval", "interval_unit", "grace_seconds"]
 def ping(request: HttpRequest, key: uuid.UUID, failed: bool = False) -> HttpResponse:
     if not _allowed(key):
         return _answer(429, "too many pings for this project; try again soon")
-    project = (
-        Project.objects.filter(ping_key=key, kind=Project.Kind.HEARTBEAT)
-        .only(*PING_FIELDS)
-        .first()
-    )
+    project = _heartbeat(key)
     if project is None:
         return _answer(404, "no heartbeat project has this ping URL")
     if not project.enabled:
@@ -51,6 +48,21 @@ def ping(request: HttpRequest, key: uuid.UUID, failed: bool = False) -> HttpResp
         logger.warning("Could not record a ping of project %s", project.pk)
         return _answer(503, "the database is unavailable; try again")
     return _answer(200, "OK")
+
+
+def _heartbeat(key: uuid.UUID) -> Project | None:
+    """The heartbeat project with this key, with the fields a ping needs.
+    Plain SQL: building the ORM query cost a ping about a millisecond."""
+    table = connection.ops.quote_name(Project._meta.db_table)
+    key_value = Project._meta.get_field("ping_key").get_db_prep_value(key, connection)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {', '.join(PING_FIELDS)} FROM {table} "
+            "WHERE ping_key = %s AND kind = %s",
+            [key_value, Project.Kind.HEARTBEAT],
+        )
+        row = cursor.fetchone()
+    return None if row is None else Project(**dict(zip(PING_FIELDS, row, strict=True)))
 
 
 def _record(project: Project, *, failed: bool, message: str) -> None:

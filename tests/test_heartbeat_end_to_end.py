@@ -16,7 +16,7 @@ from tests.waiting import wait_until
 
 INTERVAL, GRACE = 2, 1  # seconds; saved around the admin's 10 s minimum
 # The poller checks at the deadline; the writer saves within 0.5 s.
-LATENESS = timedelta(seconds=1)
+LATENESS = timedelta(seconds=1.5)
 
 
 @pytest.fixture
