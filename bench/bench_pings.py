@@ -135,30 +135,32 @@ def free_port() -> int:
 
 
 class Gunicorn:
-    """gunicorn as the Procfile starts it, on 127.0.0.1:port."""
+    """The Procfile's web process, listening on 127.0.0.1:port only."""
 
     def __init__(self, port: int, workers: int, env: dict[str, str]) -> None:
-        self.command = [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "monitor.wsgi",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(workers),
-            "--access-logfile",
-            "-",
-        ]
-        self.env = env
+        self.command = procfile_web().replace("0.0.0.0", "127.0.0.1")
+        self.env = {**env, "PORT": str(port), "WEB_CONCURRENCY": str(workers)}
+        self.env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
 
     def __enter__(self) -> subprocess.Popen:
         self.process = subprocess.Popen(
-            self.command, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL
+            ["sh", "-c", f"exec {self.command}"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
         )
         return self.process
 
     def __exit__(self, *exc_info) -> None:
         self.process.terminate()
         self.process.wait(timeout=30)
+
+
+def procfile_web() -> str:
+    for line in (ROOT / "Procfile").read_text().splitlines():
+        if line.startswith("web:"):
+            return line.removeprefix("web:").strip()
+    raise SystemExit("the Procfile has no web process")
 
 
 def wait_for_server(port: int) -> None:
@@ -267,7 +269,7 @@ def make_report(
     return (
         f"### Ping endpoint, {args.rate:g} pings/s for {args.duration:g} s "
         f"({datetime.now(UTC):%Y-%m-%d})\n\n"
-        f"gunicorn with {args.workers} sync workers as in the Procfile, "
+        f"`{procfile_web()}` from the Procfile with WEB_CONCURRENCY={args.workers}, "
         f"PostgreSQL, {args.projects:,} heartbeat projects, commit {commit}, "
         f"`{command.strip()}`.\n\n{markdown_table([row])}\n"
     )
