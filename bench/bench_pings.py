@@ -50,6 +50,8 @@ def main() -> None:
     run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], env)
     keys = add_projects(args.projects, env)
     port = free_port()
+    if args.threads:
+        env["GUNICORN_CMD_ARGS"] = f"--threads {args.threads}"
     with Gunicorn(port, args.workers, env):
         wait_for_server(port)
         send(port, keys, args.rate, WARMUP_SECONDS)  # connections, caches, plans
@@ -71,6 +73,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--projects", type=int, default=1000)
     parser.add_argument(
         "--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", 2))
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="threads per worker, through GUNICORN_CMD_ARGS (0: the Procfile's)",
     )
     parser.add_argument("--append", metavar="FILE", help="append the report here")
     return parser.parse_args()
@@ -269,7 +277,8 @@ def make_report(
     return (
         f"### Ping endpoint, {args.rate:g} pings/s for {args.duration:g} s "
         f"({datetime.now(UTC):%Y-%m-%d})\n\n"
-        f"`{procfile_web()}` from the Procfile with WEB_CONCURRENCY={args.workers}, "
+        f"`{procfile_web()}` from the Procfile with WEB_CONCURRENCY={args.workers}"
+        f"{f' and --threads {args.threads}' if args.threads else ''}, "
         f"PostgreSQL, {args.projects:,} heartbeat projects, commit {commit}, "
         f"`{command.strip()}`.\n\n{markdown_table([row])}\n"
     )
