@@ -53,6 +53,8 @@ TARGET_FIELDS = [
     "kind",
     "grace_seconds",
     "ping_deadline",
+    "failure_threshold",
+    "recovery_threshold",
 ]
 
 
@@ -77,6 +79,8 @@ def target_from_project(project: Project) -> Target:
         keyword=_keyword(project),
         json_assertion=_json_assertion(project),
         problem=problem,
+        failure_threshold=project.failure_threshold,
+        recovery_threshold=project.recovery_threshold,
         **_heartbeat_fields(project),
     )
 

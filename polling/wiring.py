@@ -16,6 +16,7 @@ def config_from_settings(**overrides) -> PollerConfig:
         "reload_interval": settings.POLLER_RELOAD_INTERVAL,
         "task_queue_size": settings.POLLER_TASK_QUEUE_SIZE,
         "result_queue_size": settings.POLLER_RESULT_QUEUE_SIZE,
+        "recheck_seconds": settings.POLLER_RECHECK_SECONDS,
         "stop_timeout": settings.POLLER_STOP_TIMEOUT,
     }
     values.update({k: v for k, v in overrides.items() if v is not None})

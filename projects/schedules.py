@@ -68,6 +68,14 @@ class ScheduledJob:
 
 
 SCHEDULES: list[ScheduledJob] = [
+    # Tells the default channels when no poller has been seen for
+    # POLLER_SILENT_SECONDS, and when one is back.
+    ScheduledJob(
+        name="watch pollers",
+        func="projects.incidents.watcher.watch_pollers",
+        schedule_type=Schedule.MINUTES,
+        minutes=1,
+    ),
     # The safety net under the runs asked for after each commit: delivers
     # whatever is due, rows whose run was lost included.
     ScheduledJob(

@@ -29,7 +29,7 @@ class Harness:
             limit=limit,
             probe=probe,
             make_handle=make_handle,
-            on_finished=self.finished.append,
+            on_finished=lambda project_id, outcome: self.finished.append(project_id),
             stats=self.stats,
         )
         self.peak_in_flight = 0

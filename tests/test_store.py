@@ -29,6 +29,8 @@ def test_load_targets_returns_enabled_projects_as_targets(make_project):
         interval=30,
         interval_unit="seconds",
         timeout_seconds=5,
+        failure_threshold=4,
+        recovery_threshold=2,
     )
     make_project(enabled=False)
     assert load_targets() == [
@@ -41,6 +43,8 @@ def test_load_targets_returns_enabled_projects_as_targets(make_project):
             expected_status=((201, 204), (299, 299)),
             interval_seconds=30,
             timeout_seconds=5,
+            failure_threshold=4,
+            recovery_threshold=2,
         )
     ]
 

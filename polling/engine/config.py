@@ -18,6 +18,9 @@ class PollerConfig:
     write_batch_seconds: float = 0.5
     # First polls after a (re)load are spread over min(interval, this).
     spread_seconds: float = 60
+    # A failing project not yet confirmed down is polled again after
+    # min(interval, this).
+    recheck_seconds: float = 20
     status_log_seconds: float = 30
     # How long stopping may take (polls in flight, then saving results);
     # what is still unsaved after it is logged and counted.

@@ -66,7 +66,9 @@ class Coordinator:
         self._task_queue: queue.Queue = queue.Queue(config.task_queue_size)
         self._result_queue: queue.Queue = queue.Queue(config.result_queue_size)
         self._scheduler = Scheduler(
-            self._task_queue, spread_seconds=config.spread_seconds
+            self._task_queue,
+            spread_seconds=config.spread_seconds,
+            recheck_seconds=config.recheck_seconds,
         )
         self._executor = Executor(
             self._task_queue,

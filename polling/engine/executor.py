@@ -44,7 +44,7 @@ class Executor:
         limit: int,
         probe: Callable[[Any, Task], Outcome],
         make_handle: Callable[[], Handle],
-        on_finished: Callable[[int], None],
+        on_finished: Callable[[int, Outcome | None], None],
         stats: PollStats,
     ) -> None:
         self._tasks = task_queue
@@ -143,7 +143,7 @@ class Executor:
             except queue.Empty:
                 return dropped
             if isinstance(item, Task):
-                self._on_finished(item.target.project_id)
+                self._on_finished(item.target.project_id, None)
                 dropped += 1
 
     def _start_worker(self) -> None:
@@ -177,6 +177,7 @@ class Executor:
                 self._workers.discard(threading.current_thread())
 
     def _poll(self, handle: Handle, task: Task) -> None:
+        outcome = None
         try:
             started = time.monotonic()
             outcome = self._probe_counted(handle, task)
@@ -193,7 +194,7 @@ class Executor:
             self._stats.record(outcome, duration_seconds=time.monotonic() - started)
             self._results.put(outcome)
         finally:
-            self._on_finished(task.target.project_id)
+            self._on_finished(task.target.project_id, outcome)
 
     def _probe_counted(self, handle: Handle, task: Task) -> Outcome | None:
         with self._lock:

@@ -12,7 +12,8 @@ from datetime import UTC, datetime, timedelta
 
 from polling.engine import heartbeats
 from polling.engine.due_heap import DueHeap
-from polling.engine.types import Target, Task
+from polling.engine.rechecks import Rechecks
+from polling.engine.types import Outcome, Target, Task
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,10 @@ class Scheduler:
     so polls never drift. A tick is skipped (and counted) when the previous
     poll of the project is still running, and when the scheduler has fallen
     more than an interval behind, so a stall never turns into a burst.
+
+    A failing project not yet confirmed down (and a recovering one, see
+    rechecks.py) is polled again after min(interval, recheck_seconds); its
+    regular cadence resumes afterwards, on the same grid as before.
     """
 
     def __init__(
@@ -55,23 +60,30 @@ class Scheduler:
         task_queue: queue.Queue,
         *,
         spread_seconds: float = 60,
+        recheck_seconds: float = 20,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._queue = task_queue
         self._spread_seconds = spread_seconds
+        self._recheck_seconds = recheck_seconds
         self._clock = clock
         self._wall_clock = wall_clock
         self._lock = threading.Lock()
         self._targets: dict[int, Target] = {}
         self._due = DueHeap()
         self._in_flight: set[int] = set()
+        self._rechecks = Rechecks()
+        # The regular due time of each project whose next poll is a
+        # re-check: the cadence goes on from it.
+        self._cadence: dict[int, float] = {}
         self._wakeup = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self.dispatched = 0
         self.skipped_busy = 0
         self.skipped_late = 0
+        self.rechecked = 0
 
     # Lifecycle
 
@@ -102,7 +114,7 @@ class Scheduler:
         """Stop polling a project. A poll already running still finishes."""
         with self._lock:
             known = self._targets.pop(project_id, None) is not None
-            self._due.remove(project_id)
+            self._forget(project_id)
         return known
 
     def replace_all(self, targets: Iterable[Target]) -> ReloadSummary:
@@ -118,7 +130,7 @@ class Scheduler:
             removed = [pid for pid in self._targets if pid not in wanted]
             for project_id in removed:
                 del self._targets[project_id]
-                self._due.remove(project_id)
+                self._forget(project_id)
             known = [t for pid, t in wanted.items() if pid in self._targets]
             new = sorted(
                 (t for pid, t in wanted.items() if pid not in self._targets),
@@ -136,10 +148,39 @@ class Scheduler:
         self.wakeup()
         return ReloadSummary(added=len(new), updated=updated, removed=len(removed))
 
-    def poll_finished(self, project_id: int) -> None:
-        """Called by the executor once a poll's outcome exists."""
+    def poll_finished(self, project_id: int, outcome: Outcome | None = None) -> None:
+        """Called by the executor once a poll is over, with its outcome (None
+        when it made none, e.g. a task dropped at stop)."""
         with self._lock:
             self._in_flight.discard(project_id)
+            target = self._targets.get(project_id)
+            soon = (
+                outcome is not None
+                and target is not None
+                and not target.heartbeat
+                and self._rechecks.wanted(target, outcome.up)
+                and self._schedule_recheck(target)
+            )
+        if soon:
+            self.wakeup()
+
+    def _schedule_recheck(self, target: Target) -> bool:
+        """Move the next poll forward to a re-check, if that is sooner.
+        Caller holds the lock."""
+        project_id = target.project_id
+        regular = self._cadence.get(project_id) or self._due.due(project_id)
+        at = self._clock() + min(target.interval_seconds, self._recheck_seconds)
+        if regular is None or at >= regular:
+            return False
+        self._cadence[project_id] = regular
+        self._due.schedule(project_id, at)
+        return True
+
+    def _forget(self, project_id: int) -> None:
+        """Drop a project's schedule. Caller holds the lock."""
+        self._due.remove(project_id)
+        self._cadence.pop(project_id, None)
+        self._rechecks.forget(project_id)
 
     # Reading
 
@@ -187,19 +228,37 @@ class Scheduler:
             due_now = self._due.pop_due(now, DISPATCH_BATCH)
             for project_id, due in due_now:
                 target = self._targets[project_id]
-                interval = target.interval_seconds
-                missed = int((now - due) // interval)
-                if missed:
-                    self.skipped_late += missed
-                    due += missed * interval
-                self._due.schedule(project_id, due + interval)
+                recheck, due = self._schedule_next(project_id, due, now, target)
                 if project_id in self._in_flight:
                     self.skipped_busy += 1
                     continue
                 self._in_flight.add(project_id)
                 late_by = timedelta(seconds=now - due)
-                tasks.append(Task(target=target, due_at=wall_now - late_by))
+                tasks.append(
+                    Task(target=target, due_at=wall_now - late_by, recheck=recheck)
+                )
         return tasks, len(due_now) == DISPATCH_BATCH
+
+    def _schedule_next(
+        self, project_id: int, due: float, now: float, target: Target
+    ) -> tuple[bool, float]:
+        """Schedule the poll after the one due now. Returns whether the one
+        due now is a re-check, and when it was due (after skipping missed
+        ticks). Caller holds the lock."""
+        interval = target.interval_seconds
+        regular = self._cadence.pop(project_id, None)
+        if regular is not None:
+            self.rechecked += 1
+            while regular <= now:  # the re-check stands in for it
+                regular += interval
+            self._due.schedule(project_id, regular)
+            return True, due
+        missed = int((now - due) // interval)
+        if missed:
+            self.skipped_late += missed
+            due += missed * interval
+        self._due.schedule(project_id, due + interval)
+        return False, due
 
     def _put(self, task: Task) -> bool:
         """Block until the queue takes the task (backpressure: nothing is
@@ -222,6 +281,7 @@ class Scheduler:
         if old is None:
             self._due.schedule(target.project_id, self._due_for(target, first_due))
         elif old != target:
+            self._cadence.pop(target.project_id, None)
             self._due.schedule(target.project_id, self._due_for(target, self._clock()))
         return old is None
 

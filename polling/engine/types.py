@@ -61,6 +61,10 @@ class Target:
     heartbeat: bool = False
     grace_seconds: float = 0
     ping_deadline: datetime | None = None  # wall clock, UTC
+    # Consecutive failed polls that confirm an outage, and successful ones
+    # that end it; until then the scheduler polls sooner (rechecks.py).
+    failure_threshold: int = 1
+    recovery_threshold: int = 1
 
     @property
     def reads_body(self) -> bool:
@@ -74,6 +78,9 @@ class Task:
 
     target: Target
     due_at: datetime  # wall clock, UTC
+    # An extra poll of a failing or recovering project, between its
+    # regular ones.
+    recheck: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,6 @@ from projects.incidents.machine import Change, Effect
 from projects.maintenance import MaintenanceSchedule
 from projects.models import MonitorOutage, Notification, Project
 from projects.notifications import outbox
-from projects.notifications.payloads import monitor_payload
 
 MIN_FAILING_PROJECTS = 5
 # Openings queued this long before the outage is noticed are held too, if
@@ -98,7 +97,7 @@ def _begin(at: datetime, counts: dict[str, int]) -> None:
         "once: the monitor's own network is the likely cause. Down "
         "notifications are held until it clears."
     )
-    _announce(Event.MONITOR_UNREACHABLE, outage, at, message)
+    outbox.queue_monitor_event(Event.MONITOR_UNREACHABLE, outage, at, message)
     outbox.hold_unsent_openings(since=timezone.now() - HOLD_LOOKBACK)
 
 
@@ -111,14 +110,5 @@ def _end(outage: MonitorOutage, at: datetime, counts: dict[str, int]) -> None:
         f"{counts['enabled']} projects failing). Held down notifications of "
         "projects still down are sent now."
     )
-    _announce(Event.MONITOR_REACHABLE, outage, at, message)
+    outbox.queue_monitor_event(Event.MONITOR_REACHABLE, outage, at, message)
     outbox.release_held()
-
-
-def _announce(event: str, outage: MonitorOutage, at: datetime, message: str) -> None:
-    payload = monitor_payload(event, outage, message=message, occurred_at=at)
-    outbox.queue_for_default_channels(
-        outbox.Message(
-            event=event, key=outbox.message_key(event, outage.pk), payload=payload
-        )
-    )

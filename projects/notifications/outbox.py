@@ -20,11 +20,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
 
-from projects.models import Notification, NotificationChannel, Project
+from projects.models import MonitorOutage, Notification, NotificationChannel, Project
 
 Event = Notification.Event
 State = Notification.State
@@ -103,6 +104,19 @@ def queue_for_audience(messages: Sequence[Message]) -> int:
 def queue_for_default_channels(message: Message) -> int:
     defaults = NotificationChannel.objects.filter(is_default=True, enabled=True)
     return queue([(message, defaults.values_list("pk", flat=True))])
+
+
+def queue_monitor_event(
+    event: str, outage: MonitorOutage, at: datetime, message: str
+) -> int:
+    """Queue news about the monitor itself (monitor.*, poller.*) for the
+    default channels; `message` says what happened in words."""
+    from projects.notifications.payloads import monitor_payload
+
+    payload = monitor_payload(event, outage, message=message, occurred_at=at)
+    return queue_for_default_channels(
+        Message(event=event, key=message_key(event, outage.pk), payload=payload)
+    )
 
 
 def project_channels(project_ids: Iterable[int]) -> dict[int, list[int]]:

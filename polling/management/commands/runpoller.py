@@ -5,6 +5,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import threading
 
 from django.conf import settings
@@ -16,6 +17,8 @@ from polling.checks import parse_bind
 from polling.control import ControlServer
 from polling.engine.coordinator import Coordinator
 from polling.engine.status import PollerStatus
+from polling.engine.types import RunState
+from polling.node import NodeHeartbeat
 from polling.wiring import config_from_settings, database_coordinator
 
 logger = logging.getLogger("polling")
@@ -69,8 +72,11 @@ class Command(BaseCommand):
         control = None if no_control else _control_server(coordinator)
         stop = threading.Event()
         previous_handlers = _stop_on_signals(stop)
+        heartbeat = None
         try:
             _start(coordinator, control)
+            heartbeat = _heartbeat(coordinator, control)
+            heartbeat.start()
             while not stop.wait(config.status_log_seconds):
                 logger.info(coordinator.status().line())
             self.stdout.write("Stopping: finishing polls in flight, saving results.")
@@ -80,6 +86,8 @@ class Command(BaseCommand):
             if control:
                 control.stop()
             coordinator.stop(config.stop_timeout)
+            if heartbeat:
+                heartbeat.stop()
             for signum, handler in previous_handlers.items():
                 signal.signal(signum, handler)
         return self._summary(coordinator.status())
@@ -134,6 +142,19 @@ def _start(coordinator: Coordinator, control: ControlServer | None) -> None:
             f"Cannot start the poller: {error}. Lower MAX_CONCURRENT_HTTP, or "
             "raise this process's limits on threads and memory."
         ) from error
+
+
+def _heartbeat(coordinator: Coordinator, control: ControlServer | None):
+    """This process's PollerNode row, beating while the poller runs."""
+    url = ""
+    if control is not None:
+        host, _ = parse_bind(settings.POLLER_CONTROL_BIND)
+        if host in ("", "0.0.0.0", "::"):
+            host = socket.getfqdn()
+        url = f"http://{f'[{host}]' if ':' in host else host}:{control.port}"
+    return NodeHeartbeat(
+        control_url=url, alive=lambda: coordinator.state is RunState.RUNNING
+    )
 
 
 def _is_loopback(host: str) -> bool:

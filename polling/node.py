@@ -1,0 +1,112 @@
+"""This runpoller process's PollerNode row, kept fresh from its own thread,
+so the tasks process can tell when no poller is running (the watcher is
+watched: projects/incidents/watcher.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from importlib import metadata
+
+from django.db import DatabaseError, connection
+from django.utils import timezone
+
+from projects.models import PollerNode
+
+logger = logging.getLogger(__name__)
+
+# Well under POLLER_SILENT_SECONDS (default 120), so a slow beat or two is
+# never taken for silence.
+BEAT_SECONDS = 10.0
+
+
+class NodeHeartbeat:
+    """Writes this process's PollerNode row at start(), then every
+    `interval` seconds while `alive()` holds, and marks it stopped at
+    stop()."""
+
+    def __init__(
+        self,
+        *,
+        control_url: str = "",
+        alive: Callable[[], bool] = lambda: True,
+        interval: float = BEAT_SECONDS,
+        clock: Callable[[], datetime] = timezone.now,
+    ) -> None:
+        self.host = socket.gethostname()
+        self.pid = os.getpid()
+        self.name = f"{self.host}:{self.pid}"
+        self._control_url = control_url
+        self._alive = alive
+        self._interval = interval
+        self._clock = clock
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Register this process (raises if the database is unreachable),
+        then beat from a thread."""
+        self.register(self._clock())
+        self._thread = threading.Thread(target=self._run, name="poller-heartbeat")
+        self._thread.start()
+
+    def register(self, now: datetime) -> None:
+        """Write this process's row afresh, as started `now`."""
+        PollerNode.objects.update_or_create(
+            name=self.name,
+            defaults={
+                "host": self.host,
+                "pid": self.pid,
+                "control_url": self._control_url,
+                "version": _version(),
+                "started_at": now,
+                "last_seen_at": now,
+                "stopped_at": None,
+            },
+        )
+
+    def beat(self) -> bool:
+        """Record that this poller is alive now. Returns False (and writes
+        nothing) while `alive()` says it is not."""
+        if not self._alive():
+            return False
+        now = self._clock()
+        if not PollerNode.objects.filter(name=self.name).update(last_seen_at=now):
+            self.register(now)  # the row was removed meanwhile
+        return True
+
+    def stop(self, timeout: float | None = None) -> None:
+        self._stopping.set()
+        if self._thread is None:
+            return
+        self._thread.join(timeout)
+        with contextlib.suppress(DatabaseError):
+            PollerNode.objects.filter(name=self.name).update(stopped_at=self._clock())
+
+    def _run(self) -> None:
+        try:
+            while not self._stopping.wait(self._interval):
+                try:
+                    self.beat()
+                except Exception:
+                    logger.exception("Heartbeat failed; the next one may succeed")
+                    _close_connection()
+        finally:
+            _close_connection()
+
+
+def _version() -> str:
+    try:
+        return metadata.version("uptime-monitor")
+    except metadata.PackageNotFoundError:
+        return ""
+
+
+def _close_connection() -> None:
+    with contextlib.suppress(DatabaseError):
+        connection.close()
