@@ -91,12 +91,16 @@ def queue(
 
 def queue_for_projects(messages: Sequence[Message], *, held: bool = False) -> int:
     """Queue each message for its project's channels."""
+    if not messages:
+        return 0  # building the queries costs a writer's small batch dearly
     channels = project_channels({m.project_id for m in messages})
     return queue(((m, channels[m.project_id]) for m in messages), held=held)
 
 
 def queue_for_audience(messages: Sequence[Message]) -> int:
     """Queue each message for the channels told that its incident opened."""
+    if not messages:
+        return 0
     told = told_channels({m.incident_id for m in messages})
     return queue((m, told[m.incident_id]) for m in messages)
 
@@ -191,6 +195,9 @@ def _request_delivery() -> None:
 
 def drop_held(incident_ids: Iterable[int]) -> int:
     """Never send the held rows of these incidents (they are over)."""
+    incident_ids = list(incident_ids)
+    if not incident_ids:
+        return 0
     return Notification.objects.filter(
-        incident_id__in=list(incident_ids), state=State.HELD
+        incident_id__in=incident_ids, state=State.HELD
     ).update(state=State.DROPPED)
