@@ -10,7 +10,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from projects.forms import ProjectForm
-from projects.models import PollResult, Project
+from projects.models import HousekeepingRun, PollResult, Project
 from projects.signals import projects_bulk_changed
 
 RECENT_RESULTS_SHOWN = 20
@@ -231,7 +231,11 @@ class PollResultAdmin(admin.ModelAdmin):
     date_hierarchy = "polled_at"
     paginator = CappedCountPaginator
     show_full_result_count = False
-    ordering = ["-polled_at"]
+    # Newest first by id, which follows the order the writer saved them in:
+    # on PostgreSQL the index on polled_at is BRIN, which cannot sort, and
+    # sorting millions of rows by a column on every page is not an option.
+    ordering = ["-pk"]
+    sortable_by = ()
     list_per_page = 100
     # Facet counts would scan every result on each page view.
     show_facets = admin.ShowFacets.NEVER
@@ -245,6 +249,33 @@ class PollResultAdmin(admin.ModelAdmin):
 
     def has_change_permission(
         self, request: HttpRequest, obj: PollResult | None = None
+    ) -> bool:
+        return False
+
+
+@admin.register(HousekeepingRun)
+class HousekeepingRunAdmin(admin.ModelAdmin):
+    list_display = [
+        "started_at",
+        "job",
+        "duration_column",
+        "rows_removed",
+        "summary",
+        "error",
+    ]
+    list_filter = ["job"]
+    ordering = ["-started_at"]
+
+    @admin.display(description="took")
+    def duration_column(self, run: HousekeepingRun) -> str:
+        seconds = run.duration_seconds
+        return "running" if seconds is None else f"{seconds:.1f} s"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(
+        self, request: HttpRequest, obj: HousekeepingRun | None = None
     ) -> bool:
         return False
 

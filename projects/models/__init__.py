@@ -1,6 +1,7 @@
 """The domain: projects, their polls and rollups, incidents and the
 notifications about them."""
 
+from projects.models.housekeeping import HousekeepingRun
 from projects.models.incidents import Incident
 from projects.models.maintenance import MaintenanceWindow
 from projects.models.monitor import MonitorOutage, PollerNode
@@ -18,7 +19,12 @@ from projects.models.project import (
     Project,
     Status,
 )
-from projects.models.results import MAX_MESSAGE_LENGTH, HourlyRollup, PollResult
+from projects.models.results import (
+    MAX_MESSAGE_LENGTH,
+    DailyRollup,
+    HourlyRollup,
+    PollResult,
+)
 
 __all__ = [
     "DEFAULT_INTERVAL",
@@ -27,8 +33,10 @@ __all__ = [
     "MAX_INTERVAL_SECONDS",
     "MAX_MESSAGE_LENGTH",
     "MAX_TIMEOUT_SECONDS",
+    "DailyRollup",
     "DeliveryAttempt",
     "HourlyRollup",
+    "HousekeepingRun",
     "Incident",
     "MaintenanceWindow",
     "MonitorOutage",

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from projects.models.indexes import TimeIndex
 from projects.models.project import Project, Status
 
 # A failed poll's reason, or a ping's body (at most 10 KB). Long values
@@ -11,8 +12,9 @@ MAX_MESSAGE_LENGTH = 10 * 1024
 
 
 class PollResult(models.Model):
+    # No index of its own: pollresult_project_latest starts with project.
     project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="results"
+        Project, on_delete=models.CASCADE, related_name="results", db_index=False
     )
     polled_at = models.DateTimeField(help_text="When the request started (UTC).")
     status = models.CharField(max_length=4, choices=Status)
@@ -28,15 +30,14 @@ class PollResult(models.Model):
     class Meta:
         indexes = [
             # Latest results of one project: the project page, the admin
-            # "latest results" table, the dashboard heartbeat strip.
+            # "latest results" table, the dashboard heartbeat strip. Ties on
+            # polled_at are too rare to be worth 8 bytes a row for the id.
             models.Index(
-                fields=["project", "-polled_at", "-id"],
-                name="pollresult_project_latest",
+                fields=["project", "-polled_at"], name="pollresult_project_latest"
             ),
-            # Results older than a date: retention clean-up, and the
-            # PollResult admin's newest-first list and date drill-down.
-            # The trailing id matches the admin's tie-breaking "-pk" order.
-            models.Index(fields=["polled_at", "id"], name="pollresult_polled_at"),
+            # Results older than a date (retention) or within a day (the
+            # admin's date drill-down); BRIN on PostgreSQL.
+            TimeIndex(fields=["polled_at"], name="pollresult_polled_at"),
             # Down polls of one project, by time: the project page's outage
             # list (it walks from one outage to the previous one) and its
             # "down" history filter. Small, because most polls are up.
@@ -60,8 +61,9 @@ class HourlyRollup(models.Model):
     instead of tens of thousands.
     """
 
+    # No index of its own: the unique constraint starts with project.
     project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="hourly_rollups"
+        Project, on_delete=models.CASCADE, related_name="hourly_rollups", db_index=False
     )
     hour = models.DateTimeField(help_text="Start of the UTC hour.")
     polls = models.PositiveIntegerField(default=0)
@@ -80,6 +82,48 @@ class HourlyRollup(models.Model):
                 fields=["project", "hour"], name="rollup_one_per_project_hour"
             ),
         ]
+        indexes = [
+            # Hours to compact into days, and hours past
+            # HOURLY_RETENTION_DAYS.
+            TimeIndex(fields=["hour"], name="rollup_hour"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.project_id} {self.hour:%Y-%m-%d %H}:00 {self.polls} polls"
+
+
+class DailyRollup(models.Model):
+    """One project's polls in one UTC day, summed from its hourly rollups.
+
+    Filled by projects.housekeeping.compaction once a day is over; the
+    dashboard reads these where the hourly rollups have been removed
+    (HOURLY_RETENTION_DAYS) and they are kept DAILY_RETENTION_DAYS.
+    """
+
+    # No index of its own: the unique constraint starts with project.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="daily_rollups", db_index=False
+    )
+    day = models.DateField(help_text="The UTC day.")
+    polls = models.PositiveIntegerField(default=0)
+    failures = models.PositiveIntegerField(default=0)
+    responses = models.PositiveIntegerField(default=0)
+    response_time_sum_ms = models.BigIntegerField(default=0)
+    response_time_max_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # Also the index for "one project's days in a range".
+            models.UniqueConstraint(
+                fields=["project", "day"], name="daily_rollup_one_per_project_day"
+            ),
+        ]
+        indexes = [
+            # The newest compacted day (every dashboard page asks: a B-tree
+            # answers at once, BRIN would read the table) and days past
+            # DAILY_RETENTION_DAYS.
+            models.Index(fields=["day"], name="daily_rollup_day"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project_id} {self.day:%Y-%m-%d} {self.polls} polls"

@@ -38,8 +38,8 @@ def poll_history(
 
 
 def _older_than(polls, before: int):
-    # Ties on polled_at are broken by id, as in the (project, -polled_at,
-    # -id) index the page is read from.
+    # Ties on polled_at (rare) are broken by id; the page is read from the
+    # (project, -polled_at) index.
     then = Subquery(PollResult.objects.filter(pk=before).values("polled_at"))
     return polls.filter(polled_at__lte=then).filter(
         Q(polled_at__lt=then) | Q(id__lt=before)
