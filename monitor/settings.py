@@ -192,6 +192,11 @@ ALERT_DIGEST_SECONDS = env.int("ALERT_DIGEST_SECONDS", default=30)
 ALERT_DELIVERY_TIMEOUT = env.float("ALERT_DELIVERY_TIMEOUT", default=10.0)
 ALERT_DELIVERY_CONCURRENCY = env.int("ALERT_DELIVERY_CONCURRENCY", default=4)
 
+# Housekeeping: how many days of each kind of data to keep; 0 keeps it forever
+RESULT_RETENTION_DAYS = env.int("RESULT_RETENTION_DAYS", default=30)
+HOURLY_RETENTION_DAYS = env.int("HOURLY_RETENTION_DAYS", default=90)
+DAILY_RETENTION_DAYS = env.int("DAILY_RETENTION_DAYS", default=1825)
+
 # Background tasks (django-q2, run by `manage.py qcluster`)
 REDIS_URL = env.str("REDIS_URL", default="")
 Q_NAME = env.str("Q_NAME", default="uptime-monitor")

@@ -9,7 +9,11 @@ class ProjectsConfig(AppConfig):
 
     def ready(self) -> None:
         from projects import schedules
-        from projects.checks import tasks_settings_check
+        from projects.checks import (
+            daily_after_hourly_check,
+            retention_settings_check,
+            tasks_settings_check,
+        )
         from projects.models import Project
         from projects.notifications.receivers import attach_default_channels
 
@@ -19,6 +23,8 @@ class ProjectsConfig(AppConfig):
             dispatch_uid="projects.attach_default_channels",
         )
         checks.register(tasks_settings_check)
+        checks.register(retention_settings_check)
+        checks.register(daily_after_hourly_check)
         # Sent once for this app, after every app's migrations have run.
         post_migrate.connect(
             schedules.register_after_migrate,

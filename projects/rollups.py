@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from django.db import connection, transaction
-from django.db.models import Count, Max, Q, QuerySet, Sum, Value
+from django.db.models import Count, Max, Model, Q, QuerySet, Sum, Value
 from django.db.models.functions import Coalesce, TruncHour
 
 from projects.models import HourlyRollup, PollResult, Status
@@ -40,7 +40,7 @@ def rebuild_rollups(
         rollups = rollups.filter(hour__gte=start)
     with transaction.atomic():
         rollups.delete()
-        return _insert_into_rollups(hourly_sums(results))
+        return insert_select(HourlyRollup, hourly_sums(results))
 
 
 def rollup_hour(moment: datetime) -> datetime:
@@ -64,17 +64,18 @@ def hourly_sums(results: QuerySet[PollResult]) -> QuerySet:
     )
 
 
-def _insert_into_rollups(sums: QuerySet) -> int:
+def insert_select(model: type[Model], rows: QuerySet) -> int:
+    """INSERT INTO model's table the rows of a values() queryset whose
+    names are model's field names. Returns how many were inserted."""
     # The ORM has no INSERT ... SELECT; the SELECT is the ORM's own, and its
     # column order (values, then annotations) names the target columns.
-    query = sums.query
+    query = rows.query
     names = [*query.values_select, *query.annotation_select]
     columns = ", ".join(
-        connection.ops.quote_name(HourlyRollup._meta.get_field(name).column)
-        for name in names
+        connection.ops.quote_name(model._meta.get_field(name).column) for name in names
     )
     select_sql, params = query.sql_with_params()
-    table = connection.ops.quote_name(HourlyRollup._meta.db_table)
+    table = connection.ops.quote_name(model._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(f"INSERT INTO {table} ({columns}) {select_sql}", params)
         return cursor.rowcount

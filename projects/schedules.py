@@ -67,6 +67,7 @@ class ScheduledJob:
         return start if start > now else start + _PERIODS[self.schedule_type]
 
 
+_HOUSEKEEPING = "projects.housekeeping.tasks"
 SCHEDULES: list[ScheduledJob] = [
     # Tells the default channels when no poller has been seen for
     # POLLER_SILENT_SECONDS, and when one is back.
@@ -89,6 +90,26 @@ SCHEDULES: list[ScheduledJob] = [
         func="projects.notifications.tasks.queue_reminders",
         schedule_type=Schedule.MINUTES,
         minutes=1,
+    ),
+    # Hourly, so each run deletes about an hour of polls.
+    ScheduledJob(
+        "prune_results",
+        f"{_HOUSEKEEPING}.prune_results_task",
+        Schedule.HOURLY,
+        at=time(0, 7),
+    ),
+    # Once the UTC day is over and its last polls are written.
+    ScheduledJob(
+        "compact_rollups",
+        f"{_HOUSEKEEPING}.compact_rollups_task",
+        Schedule.DAILY,
+        at=time(0, 20),
+    ),
+    ScheduledJob(
+        "optimize_database",
+        f"{_HOUSEKEEPING}.optimize_database_task",
+        Schedule.DAILY,
+        at=time(3, 40),
     ),
 ]
 

@@ -86,3 +86,17 @@ def test_the_admin_index_links_to_the_background_task_pages(admin_client):
     assert "Background tasks" in page
     for model in ("schedule", "success", "failure", "ormq"):
         assert reverse(f"admin:django_q_{model}_changelist") in page
+
+
+def test_the_three_housekeeping_jobs_are_scheduled_and_importable():
+    from django.utils.module_loading import import_string
+
+    names = {job.name for job in SCHEDULES}
+    assert {"prune_results", "compact_rollups", "optimize_database"} <= names
+    for job in SCHEDULES:
+        assert callable(import_string(job.func))
+
+
+@pytest.mark.django_db
+def test_the_test_database_has_them_after_migrate():
+    assert {"prune_results", "compact_rollups", "optimize_database"} <= set(names())
