@@ -8,7 +8,7 @@ rollups after results were imported or deleted by hand.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 
 from django.db import connection, transaction
 from django.db.models import Count, Max, Model, Q, QuerySet, Sum, Value
@@ -46,6 +46,11 @@ def rebuild_rollups(
 def rollup_hour(moment: datetime) -> datetime:
     """The start of the UTC hour whose rollup counts a poll at `moment`."""
     return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def utc_midnight(day: date) -> datetime:
+    """The start of a UTC day, the one its DailyRollup counts from."""
+    return datetime.combine(day, time(), tzinfo=UTC)
 
 
 def hourly_sums(results: QuerySet[PollResult]) -> QuerySet:

@@ -6,8 +6,9 @@ projects or polls there are; the queries live in projects.queries.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -88,6 +89,8 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "uptimes": [(r, uptimes[r.key]) for r in RANGES.values()],
         "buckets": response_time_buckets(pk, time_range, now),
         "outages": recent_outages(pk, since=since),
+        "polls_kept_from": _polls_kept_from(since, now),
+        "polls_kept_days": settings.RESULT_RETENTION_DAYS,
         "outages_shown": OUTAGES_SHOWN,
         "history": history,
         "before": before,
@@ -114,6 +117,14 @@ def _history(
     ):
         return [], None
     return poll_history(pk, since=since, status=status, before=before)
+
+
+def _polls_kept_from(since: datetime, now: datetime) -> datetime | None:
+    """When the oldest poll still kept was made, if retention has removed
+    polls from the range; None when the range's polls are all there."""
+    days = settings.RESULT_RETENTION_DAYS
+    kept_from = now - timedelta(days=days)
+    return kept_from if days and since < kept_from else None
 
 
 def _positive_int(value: str | None) -> int | None:

@@ -12,13 +12,9 @@ from django.core.management import call_command
 from django.db.models import Count, Max, Q, Sum
 from django.db.models.functions import TruncDate
 
-from projects.housekeeping.compaction import (
-    compact_rollups,
-    newest_compacted_day,
-    utc_midnight,
-)
+from projects.housekeeping.compaction import compact_rollups, newest_compacted_day
 from projects.models import DailyRollup, HourlyRollup, PollResult
-from projects.rollups import rebuild_rollups
+from projects.rollups import rebuild_rollups, utc_midnight
 
 pytestmark = pytest.mark.django_db
 

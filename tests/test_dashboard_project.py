@@ -62,6 +62,8 @@ def test_it_shows_state_uptime_and_a_link_to_edit(
         75.0,
         37.5,
         37.5,
+        37.5,
+        37.5,
     ]
     assert "1 of 4 failed" in html
     assert reverse("admin:projects_project_change", args=[project.pk]) in html
@@ -153,7 +155,7 @@ def test_a_filter_that_cannot_match_skips_the_query(
     project = make_project()
     add_polls(project, "dddd", end=now)
 
-    with django_assert_num_queries(12):
+    with django_assert_num_queries(13):
         response = admin_client.get(url(project, status="up"))
 
     assert response.context["history"] == []
@@ -172,10 +174,11 @@ def test_the_page_costs_the_same_queries_for_few_or_many_polls(
     add_polls(busy, "uudduduuuddd" * 100, end=now, every=MINUTE)
 
     assert queries(idle) == queries(busy)
-    # Session, user, maintenance windows, project, uptime (rollups and
-    # part-hours), chart, outages, history, deliveries, incidents, and the
-    # banners' poller heartbeat and monitor outage.
-    assert queries(busy) == 13
+    # Session, user, maintenance windows, project, uptime (the compaction
+    # boundary, rollups and part-hours), chart, outages, history,
+    # deliveries, incidents, and the banners' poller heartbeat and monitor
+    # outage.
+    assert queries(busy) == 14
 
 
 def test_history_ignores_a_bad_cursor(admin_client, make_project, add_polls, now):
@@ -186,3 +189,19 @@ def test_history_ignores_a_bad_cursor(admin_client, make_project, add_polls, now
 
     assert len(response.context["history"]) == 2
     assert re.search(r"Older", response.content.decode()) is None
+
+
+def test_the_longest_ranges_say_which_polls_are_no_longer_kept(
+    admin_client, make_project, add_polls, now, settings
+):
+    settings.RESULT_RETENTION_DAYS = 30
+    project = make_project()
+    add_polls(project, "uuud", end=now, every=MINUTE)
+
+    year = admin_client.get(url(project, range="1y")).content.decode()
+    month = admin_client.get(url(project, range="30d")).content.decode()
+
+    assert "polls are kept 30 days" in year
+    assert "RESULT_RETENTION_DAYS" not in month
+    for key in ("90d", "1y"):
+        assert f"?range={key}" in month

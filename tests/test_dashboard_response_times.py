@@ -111,3 +111,50 @@ def test_a_project_without_polls_has_no_buckets(make_project):
 def test_no_range_has_more_than_about_300_buckets(time_range):
     buckets = time_range.length.total_seconds() / time_range.bucket_seconds
     assert buckets <= 300
+
+
+def test_the_longest_ranges_chart_the_same_before_and_after_compaction(
+    make_project, add_polls, settings
+):
+    """90 days in 1-day buckets and a year in 2-day buckets, from hourly
+    rollups alone, then from daily ones where the hourly are gone."""
+    from projects.housekeeping.compaction import compact_rollups
+    from projects.models import DailyRollup
+
+    project = make_project()
+    statuses = "".join("d" if i % 5 == 0 else "u" for i in range(400 * 6))
+    times = [None if i % 11 == 0 else 30 + i % 470 for i in range(len(statuses))]
+    add_polls(
+        project,
+        statuses,
+        end=NOW,
+        every=timedelta(hours=4),
+        response_time_ms=times,
+    )
+    before = {
+        key: response_time_buckets(project.pk, RANGES[key], NOW)
+        for key in ("90d", "1y")
+    }
+
+    settings.HOURLY_RETENTION_DAYS = 31
+    compact_rollups(now=NOW)
+    after = {
+        key: response_time_buckets(project.pk, RANGES[key], NOW)
+        for key in ("90d", "1y")
+    }
+
+    assert DailyRollup.objects.exists()
+    assert len(before["90d"]) == 90
+    assert len(before["1y"]) in (182, 183)
+    assert {k: [b.start for b in v] for k, v in after.items()} == {
+        k: [b.start for b in v] for k, v in before.items()
+    }
+    for key in before:
+        for old, new in zip(before[key], after[key], strict=True):
+            assert (old.polls, old.failures, old.max_ms) == (
+                new.polls,
+                new.failures,
+                new.max_ms,
+            )
+            assert old.avg_ms == pytest.approx(new.avg_ms)
+    assert before["90d"][0].start == datetime(2026, 8, 25, tzinfo=UTC)

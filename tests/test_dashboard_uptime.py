@@ -6,7 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from projects.models import HourlyRollup
+from projects.housekeeping.compaction import compact_rollups
+from projects.housekeeping.retention import prune_results
+from projects.models import DailyRollup, HourlyRollup, PollResult
 from projects.queries.ranges import OVERVIEW_RANGES, RANGES
 from projects.queries.uptime import Uptime, uptime_by_project
 
@@ -16,6 +18,7 @@ pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 11, 22, 12, 30, tzinfo=UTC)
 EVERY = timedelta(minutes=10)
 PER_DAY = 144
+DAY = timedelta(days=1)
 
 
 def statuses(days: int, *, down_at: tuple[timedelta, ...] = ()) -> str:
@@ -43,6 +46,8 @@ def test_it_counts_polls_and_failures_in_each_range(make_project, add_polls):
         "24h": Uptime(PER_DAY + 1, 1),
         "7d": Uptime(7 * PER_DAY + 1, 2),
         "30d": Uptime(30 * PER_DAY + 1, 3),
+        "90d": Uptime(40 * PER_DAY + 1, 4),
+        "1y": Uptime(40 * PER_DAY + 1, 4),
     }
 
 
@@ -99,18 +104,62 @@ def test_whole_hours_come_from_the_rollups(make_project, add_polls):
     assert uptime["24h"] == Uptime(10, 4)
 
 
-def test_many_projects_cost_two_queries(
-    make_project, add_polls, django_assert_num_queries
+@pytest.mark.parametrize(("compacted", "queries"), [(False, 3), (True, 4)])
+def test_many_projects_cost_a_few_queries(
+    make_project, add_polls, django_assert_num_queries, compacted, queries
 ):
     projects = [make_project() for _ in range(20)]
     for project in projects:
-        add_polls(project, "ud" * 10, end=NOW, every=timedelta(hours=1))
+        add_polls(project, "ud" * 50, end=NOW, every=timedelta(hours=1))
     ids = [project.pk for project in projects]
+    if compacted:
+        compact_rollups(now=NOW)
 
-    with django_assert_num_queries(2):
+    # The compaction boundary, daily rollups once there are any, hourly
+    # rollups, and the raw polls of the leading part-hours.
+    with django_assert_num_queries(queries):
         uptime = uptime_by_project(ids, RANGES.values(), NOW)
 
-    assert {u["30d"] for u in uptime.values()} == {Uptime(20, 10)}
+    assert {u["30d"] for u in uptime.values()} == {Uptime(100, 50)}
+
+
+def raw_uptime(project, start: datetime) -> Uptime:
+    polls = PollResult.objects.filter(project=project, polled_at__gte=start)
+    return Uptime(polls.count(), polls.filter(status="down").count())
+
+
+def test_uptime_is_the_same_whichever_table_it_comes_from(
+    make_project, add_polls, settings
+):
+    """30 days, 90 days and a year, from hourly rollups and raw polls, then
+    again once the days are compacted, the hourly rollups past 31 days and
+    the polls past 30 days are gone."""
+    project = make_project()
+    statuses = "".join("d" if i % 7 == 3 else "u" for i in range(400 * 8))
+    add_polls(project, statuses, end=NOW, every=timedelta(hours=3))
+    ranges = [RANGES["30d"], RANGES["90d"], RANGES["1y"]]
+    expected = {r.key: raw_uptime(project, r.start(NOW)) for r in ranges}
+
+    before = uptime_by_project([project.pk], ranges, NOW)[project.pk]
+    settings.HOURLY_RETENTION_DAYS = 31
+    compact_rollups(now=NOW)
+    prune_results(now=NOW, days=30)
+    after = uptime_by_project([project.pk], ranges, NOW)[project.pk]
+
+    assert before == expected == after
+    assert expected["1y"].polls > expected["90d"].polls > expected["30d"].polls
+    assert not HourlyRollup.objects.filter(hour__lt=NOW - timedelta(days=32)).exists()
+    assert not PollResult.objects.filter(
+        polled_at__lt=NOW - timedelta(days=30)
+    ).exists()
+    assert DailyRollup.objects.filter(project=project).count() == 400
+
+
+def test_the_longest_ranges_start_at_a_utc_midnight():
+    for key in ("90d", "1y"):
+        start = RANGES[key].start(NOW)
+        assert (start.hour, start.minute) == (0, 0)
+        assert timedelta(0) < start - (NOW - RANGES[key].length) <= timedelta(days=1)
 
 
 def test_percent_is_the_share_of_up_polls():

@@ -5,14 +5,14 @@ Days are compacted oldest first, each in its own transaction, from the
 newest day already compacted (again, for polls written late) up to
 yesterday. The newest compacted day is also the dashboard's boundary:
 days up to it are read from DailyRollup, later ones from HourlyRollup
-(projects.queries.rollup_sources). So hourly rows are only removed before
-that boundary, and the dashboard never finds a day in neither table.
+(projects.queries.sources). So hourly rows are only removed before that
+boundary, and the dashboard never finds a day in neither table.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from projects.housekeeping.chunks import Deleted, Pacer, delete_older_than
 from projects.models import DailyRollup, HourlyRollup
-from projects.rollups import insert_select
+from projects.rollups import insert_select, utc_midnight
 
 DAY = timedelta(days=1)
 
@@ -44,10 +44,6 @@ class Compacted:
             f"removed {self.hourly_removed:,} hourly and {self.daily_removed:,} "
             "daily rollups past retention."
         )
-
-
-def utc_midnight(day: date) -> datetime:
-    return datetime.combine(day, time(), tzinfo=UTC)
 
 
 def newest_compacted_day() -> date | None:

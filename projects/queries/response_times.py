@@ -2,7 +2,8 @@
 
 The database does the bucketing: each bucket is an integer division of the
 poll's epoch seconds, and carries the average and maximum response time and
-the number of failed polls.
+the number of failed polls. Ranges of whole days add up daily and hourly
+rollups (projects.queries.sources) bucket by bucket.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from datetime import UTC, datetime
 from django.db.models import Avg, Count, FloatField, Max, Q, QuerySet, Sum
 from django.db.models.functions import Cast, NullIf
 
-from projects.models import HourlyRollup, PollResult, Status
+from projects.models import DailyRollup, HourlyRollup, PollResult, Status
 from projects.queries.functions import EpochSeconds
 from projects.queries.ranges import TimeRange
+from projects.queries.sources import daily_part, daily_until, hourly_part
 from projects.rollups import rollup_hour
 
 
@@ -37,7 +39,9 @@ def response_time_buckets(
 ) -> list[Bucket]:
     """The range's buckets that hold polls, oldest first."""
     start = time_range.start(now)
-    if time_range.from_rollups:
+    if time_range.whole_days:
+        rows = _from_days(project_id, start, time_range.bucket_seconds)
+    elif time_range.from_rollups:
         rows = _from_rollups(project_id, start, time_range.bucket_seconds)
     else:
         rows = _from_polls(project_id, start, time_range.bucket_seconds)
@@ -83,3 +87,55 @@ def _from_rollups(project_id: int, start: datetime, width: int) -> QuerySet:
         )
         .order_by("bucket")
     )
+
+
+def _from_days(project_id: int, start: datetime, width: int) -> list[dict]:
+    boundary = daily_until()
+    parts = [(HourlyRollup, "hour", hourly_part(start, boundary))]
+    days = daily_part(start, boundary)
+    if days is not None:
+        parts.append((DailyRollup, "day", days))
+    merged: dict[int, dict] = {}
+    for model, field, part in parts:
+        rows = model.objects.filter(part, project_id=project_id)
+        for row in _bucket_sums(rows, field, width):
+            _add(merged.setdefault(row["bucket"], _empty(row["bucket"])), row)
+    return [_averaged(merged[bucket]) for bucket in sorted(merged)]
+
+
+def _bucket_sums(rows: QuerySet, field: str, width: int) -> QuerySet:
+    return (
+        rows.annotate(bucket=EpochSeconds(field) / width * width)
+        .values("bucket")
+        .annotate(
+            polls=Sum("polls"),
+            failures=Sum("failures"),
+            responses=Sum("responses"),
+            total_ms=Sum("response_time_sum_ms"),
+            max_ms=Max("response_time_max_ms"),
+        )
+        .order_by()
+    )
+
+
+def _empty(bucket: int) -> dict:
+    return {
+        "bucket": bucket,
+        "polls": 0,
+        "failures": 0,
+        "responses": 0,
+        "total_ms": 0,
+        "max_ms": None,
+    }
+
+
+def _add(bucket: dict, row: dict) -> None:
+    for name in ("polls", "failures", "responses", "total_ms"):
+        bucket[name] += row[name]
+    maxima = [m for m in (bucket["max_ms"], row["max_ms"]) if m is not None]
+    bucket["max_ms"] = max(maxima, default=None)
+
+
+def _averaged(bucket: dict) -> dict:
+    responses = bucket["responses"]
+    return {**bucket, "avg_ms": bucket["total_ms"] / responses if responses else None}

@@ -1,8 +1,10 @@
 """Uptime: the share of up polls over a time range, for a page of projects.
 
-Whole hours come from the hourly rollups; only the part of the range
-before its first whole hour is counted from raw polls, so a 30-day uptime
-reads about 720 rollup rows and at most an hour of polls per project.
+Whole days come from the daily rollups, whole hours from the hourly ones,
+and only the part of the range before its first whole hour from raw polls
+(projects.queries.sources says which is where), so a 30-day uptime reads
+about 30 daily and 48 hourly rollup rows and at most an hour of polls per
+project, and a year the same plus 335 daily rows.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from operator import or_
 
 from django.db.models import Count, Q, Sum
 
-from projects.models import HourlyRollup, PollResult, Status
+from projects.models import DailyRollup, HourlyRollup, PollResult, Status
 from projects.queries.ranges import TimeRange, ceil_hour
+from projects.queries.sources import daily_part, daily_until, hourly_part
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +45,11 @@ def uptime_by_project(
     polls it has, so a day-old project's 30-day uptime is its 1-day uptime.
     """
     ranges = list(ranges)
+    boundary = daily_until()
     counts: dict[int, Counter] = defaultdict(Counter)
     for rows in (
-        _whole_hours(project_ids, ranges, now),
+        _whole_days(project_ids, ranges, now, boundary),
+        _whole_hours(project_ids, ranges, now, boundary),
         _leading_part_hours(project_ids, ranges, now),
     ):
         for row in rows:
@@ -61,17 +66,40 @@ def uptime_by_project(
     }
 
 
-def _whole_hours(
-    project_ids: Sequence[int], ranges: list[TimeRange], now: datetime
+def _whole_days(
+    project_ids: Sequence[int],
+    ranges: list[TimeRange],
+    now: datetime,
+    boundary: datetime | None,
 ) -> Iterable[dict]:
+    parts = {r.key: daily_part(r.start(now), boundary) for r in ranges}
+    if not any(parts.values()):
+        return []
+    return _summed(DailyRollup, project_ids, parts)
+
+
+def _whole_hours(
+    project_ids: Sequence[int],
+    ranges: list[TimeRange],
+    now: datetime,
+    boundary: datetime | None,
+) -> Iterable[dict]:
+    parts = {r.key: hourly_part(r.start(now), boundary) for r in ranges}
+    return _summed(HourlyRollup, project_ids, parts)
+
+
+def _summed(model, project_ids: Sequence[int], parts: dict[str, Q | None]):
+    """polls_<key> and failures_<key> per project, summed over the rollup
+    rows each range's part selects."""
     sums = {}
-    for r in ranges:
-        inside = Q(hour__gte=ceil_hour(r.start(now)))
-        sums[f"polls_{r.key}"] = Sum("polls", filter=inside, default=0)
-        sums[f"failures_{r.key}"] = Sum("failures", filter=inside, default=0)
-    earliest = min(ceil_hour(r.start(now)) for r in ranges)
+    for key, part in parts.items():
+        if part is None:
+            continue
+        sums[f"polls_{key}"] = Sum("polls", filter=part, default=0)
+        sums[f"failures_{key}"] = Sum("failures", filter=part, default=0)
+    inside = reduce(or_, (part for part in parts.values() if part is not None))
     return (
-        HourlyRollup.objects.filter(project_id__in=project_ids, hour__gte=earliest)
+        model.objects.filter(inside, project_id__in=project_ids)
         .values("project_id")
         .annotate(**sums)
         .order_by()
