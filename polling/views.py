@@ -7,6 +7,7 @@ from django.shortcuts import render
 
 from polling.client import ControlClient
 from polling.health import readings
+from projects.housekeeping.runs import latest_runs
 
 
 @login_required
@@ -17,5 +18,6 @@ def poller(request: HttpRequest) -> HttpResponse:
         "status": status,
         "readings": readings(status) if status else [],
         "control_url": settings.POLLER_CONTROL_URL,
+        "housekeeping": latest_runs(),
     }
     return render(request, "polling/poller.html", context)

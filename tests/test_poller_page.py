@@ -62,3 +62,37 @@ def test_it_says_plainly_when_the_poller_is_not_running(admin_client, settings):
     assert "The poller is not running, or this site cannot reach it" in page
     assert "python manage.py runpoller" in page
     assert "http://127.0.0.1:9" in page
+
+
+def test_it_shows_when_each_housekeeping_job_last_ran(admin_client):
+    from projects.housekeeping.retention import Pruned
+    from projects.housekeeping.runs import run_recorded
+    from projects.models import HousekeepingRun
+
+    pruned = Pruned(None, 12345, 3, True)
+    run_recorded(HousekeepingRun.Job.PRUNE_RESULTS, lambda: pruned)
+
+    page = admin_client.get(URL).content.decode()
+
+    section = page[page.index('id="housekeeping"') :]
+    assert "Prune old polls" in section
+    assert "12,345" in section
+    assert "Never ran. Is the tasks process running?" in section
+    assert section.count("Never ran") == 2  # compaction and optimization
+    assert reverse("admin:django_q_schedule_changelist") in section
+
+
+def test_a_failed_housekeeping_run_shows_its_error(admin_client):
+    from projects.housekeeping.runs import run_recorded
+    from projects.models import HousekeepingRun
+
+    def broken():
+        raise OSError("no space left on device")
+
+    with pytest.raises(OSError, match="no space"):
+        run_recorded(HousekeepingRun.Job.COMPACT_ROLLUPS, broken)
+
+    page = admin_client.get(URL).content.decode()
+
+    assert "Failed" in page
+    assert "OSError: no space left on device" in page
