@@ -42,7 +42,22 @@ http {{
         location = /ok {{ default_type text/plain; return 200 "ok"; }}
         location / {{ return 404; }}
     }}
-}}
+{tls_server}}}
+"""
+# HTTPS with a full handshake for every request: no keep-alive, no session
+# cache, no tickets, so neither client can resume a session.
+TLS_SERVER = """\
+    server {{
+        listen 127.0.0.1:{port} ssl backlog=4096;
+        ssl_certificate {certificate};
+        ssl_certificate_key {certificate};
+        ssl_session_cache off;
+        ssl_session_tickets off;
+        keepalive_timeout 0;
+        access_log {folder}/access.log counted;
+        location = /ok {{ default_type text/plain; return 200 "ok"; }}
+        location / {{ return 404; }}
+    }}
 """
 
 
@@ -74,18 +89,35 @@ def _extract_debian_package(into: Path) -> None:
 
 class NginxTarget:
     """nginx answering `GET /ok` with 200 "ok", one access-log line per
-    request so the requests it served can be counted."""
+    request so the requests it served can be counted.
+
+    It also serves https on `tls_port`, with a certificate for 127.0.0.1
+    from a throwaway authority whose PEM is at `ca_bundle`, and a fresh
+    handshake for every request.
+    """
 
     def __init__(self, *, workers: int = 1) -> None:
         self.workers = workers
         self.port = free_port()
+        self.tls_port = free_port()
         self.folder = Path(tempfile.mkdtemp(prefix="bench-nginx-"))
+        self.ca_bundle = str(self.folder / "ca.pem")
         self.process: subprocess.Popen | None = None
 
     def __enter__(self) -> NginxTarget:
         config = self.folder / "nginx.conf"
+        tls_server = TLS_SERVER.format(
+            port=self.tls_port,
+            certificate=self._issue_certificate(),
+            folder=self.folder,
+        )
         config.write_text(
-            CONFIG.format(workers=self.workers, folder=self.folder, port=self.port)
+            CONFIG.format(
+                workers=self.workers,
+                folder=self.folder,
+                port=self.port,
+                tls_server=tls_server,
+            )
         )
         binary = str(nginx_binary())
         error_log = str(self.folder / "error.log")
@@ -102,6 +134,20 @@ class NginxTarget:
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
+
+    def tls_url(self, path: str) -> str:
+        return f"https://127.0.0.1:{self.tls_port}{path}"
+
+    def _issue_certificate(self) -> Path:
+        import trustme
+
+        authority = trustme.CA()
+        authority.cert_pem.write_to_path(self.ca_bundle)
+        certificate = self.folder / "server.pem"
+        authority.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(
+            str(certificate)
+        )
+        return certificate
 
     def requests(self) -> int:
         """Requests answered so far (lines in the access log)."""

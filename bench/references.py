@@ -1,11 +1,12 @@
 """The references the capacity benchmark runs beside the engine.
 
-    python bench/references.py bare --client curl --url URL --threads 200 --seconds 30
+    python bench/references.py bare --client pycurl --url URL --threads 200 --seconds 30
     python bench/references.py naive --database-url URL --seconds 120
 
 `bare`: T threads requesting one URL back to back, each with its own
-client: `curl`, the engine's libcurl handle (polling.engine.probe.make_handle,
-one Transport.perform per request); `httpx`, an httpx.Client configured as
+client: `pycurl`, a bare pycurl.Curl handle set up once; `curl`, the
+engine's libcurl handle (polling.engine.probe.make_handle, one
+Transport.perform per request); `httpx`, an httpx.Client configured as
 the engine's probe was before it moved to libcurl. Its req/s is the ceiling
 for that client in one Python process. `--ca-bundle` trusts a local
 certificate authority for https URLs.
@@ -78,7 +79,26 @@ def curl_getter(url: str, ca_bundle: str | None):
     return get
 
 
-GETTERS = {"httpx": httpx_getter, "curl": curl_getter}
+def pycurl_getter(url: str, ca_bundle: str | None):
+    """Bare pycurl: one Curl handle, set up once, body thrown away."""
+    import certifi
+    import pycurl
+
+    curl = pycurl.Curl()
+    curl.setopt(pycurl.URL, url)
+    curl.setopt(pycurl.NOSIGNAL, 1)
+    curl.setopt(pycurl.CAINFO, ca_bundle or certifi.where())
+    curl.setopt(pycurl.WRITEFUNCTION, len)
+
+    def get() -> None:
+        curl.perform()
+        if curl.getinfo(pycurl.RESPONSE_CODE) != 200:
+            raise RuntimeError("not 200")
+
+    return get
+
+
+GETTERS = {"httpx": httpx_getter, "curl": curl_getter, "pycurl": pycurl_getter}
 
 
 def bare(

@@ -16,6 +16,10 @@ RSS_LIMIT_MB = 300
 SCHEDULED_LIMIT_S = 10
 EFFICIENCY = 0.7
 WRITER_FACTOR = 2
+# Issue #12: 300,000 projects in one process, and HTTPS against httpx.
+SCALE_RSS_LIMIT_MB = 1536
+SCALE_SCHEDULED_LIMIT_S = 15
+TLS_FACTOR = 2
 
 
 @dataclass
@@ -62,11 +66,19 @@ def _cells(r: Result) -> dict[str, str]:
             f"{_num(r.polls)} / {_num(r.rows)} / {_num(r.target_got)}"
         ),
         "CPU": _num(r.cpu_percent, " %"),
+        "CPU per poll": _num(cpu_per_poll_us(r), " µs"),
         "machine CPU": _num(r.machine_cpu_percent, " %"),
         "peak RSS": _num(r.peak_rss_mb, " MB"),
         "scheduled after": _num(r.scheduled_s, " s", 1),
         "all first polls done after": _num(r.first_polls_done_s, " s", 1),
     }
+
+
+def cpu_per_poll_us(r: Result) -> float | None:
+    """The process's CPU time per poll over the measured window."""
+    if not (r.cpu_percent and r.polls_per_s):
+        return None
+    return r.cpu_percent / 100 / r.polls_per_s * 1e6
 
 
 def _num(value, unit: str = "", digits: int = 0) -> str:
@@ -89,6 +101,7 @@ def checks(results: list[Result], writer: list[dict]) -> list[str]:
     for r in results:
         lines += _scenario_checks(r)
     lines += _efficiency_checks(results)
+    lines += _tls_checks(results)
     for ceiling in (w for w in writer if "error" not in w):
         wanted = 30_000 / 60
         rate = ceiling["rows_per_s"]
@@ -136,7 +149,27 @@ def _scenario_checks(r: Result) -> list[str]:
         )
     if r.scenario.name == "fast-50k":
         lines += _fifty_thousand_checks(name, r)
+    if r.scenario.name == "scale-300k":
+        lines += _startup_and_memory_checks(
+            name, r, rss_limit=SCALE_RSS_LIMIT_MB, start_limit=SCALE_SCHEDULED_LIMIT_S
+        )
     return lines
+
+
+def _startup_and_memory_checks(
+    name: str, r: Result, *, rss_limit: float, start_limit: float
+) -> list[str]:
+    return [
+        _verdict(
+            (r.peak_rss_mb or 0) < rss_limit,
+            f"{name}: peak RSS {_num(r.peak_rss_mb)} MB < {rss_limit:,} MB",
+        ),
+        _verdict(
+            r.scheduled_s is not None and r.scheduled_s < start_limit,
+            f"{name}: scheduled {_num(r.scheduled_s, ' s', 1)} after the process "
+            f"started (< {start_limit} s)",
+        ),
+    ]
 
 
 def _fifty_thousand_checks(name: str, r: Result) -> list[str]:
@@ -160,7 +193,11 @@ def _fifty_thousand_checks(name: str, r: Result) -> list[str]:
 
 
 def _efficiency_checks(results: list[Result]) -> list[str]:
-    bare = {r.concurrency: r.polls_per_s for r in results if r.scenario.kind == "bare"}
+    """Saturated rates against the bare loop of the same concurrency: the
+    pycurl one when it ran (issue #12), else httpx (issue #6)."""
+    loops = [r for r in results if r.scenario.kind == "bare" and not r.scenario.tls]
+    client = "pycurl" if any(r.scenario.client == "pycurl" for r in loops) else "httpx"
+    bare = {r.concurrency: r.polls_per_s for r in loops if r.scenario.client == client}
     lines = []
     for database in dict.fromkeys(r.database for r in results):
         rates = {
@@ -175,7 +212,7 @@ def _efficiency_checks(results: list[Result]) -> list[str]:
                     _verdict(
                         share >= EFFICIENCY,
                         f"{database} saturated at {concurrency}: {polls:,.0f} "
-                        f"polls/s = {share:.2f} x the bare httpx loop at "
+                        f"polls/s = {share:.2f} x the bare {client} loop at "
                         f"{concurrency} (≥ {EFFICIENCY})",
                     )
                 )
@@ -188,6 +225,34 @@ def _efficiency_checks(results: list[Result]) -> list[str]:
                     f"x its rate at {low} (≥ {EFFICIENCY})",
                 )
             )
+    return lines
+
+
+def _tls_checks(results: list[Result]) -> list[str]:
+    """HTTPS with a fresh handshake per poll: the probe's handle against
+    httpx, in polls/s and in CPU per poll."""
+    rows = {r.scenario.client: r for r in results if r.scenario.tls}
+    probe, httpx = rows.get("curl"), rows.get("httpx")
+    if not (probe and httpx and probe.polls_per_s and httpx.polls_per_s):
+        return []
+    rate = probe.polls_per_s / httpx.polls_per_s
+    lines = [
+        _verdict(
+            rate >= TLS_FACTOR,
+            f"HTTPS, fresh handshake each: the probe makes {probe.polls_per_s:,.0f} "
+            f"polls/s, httpx {httpx.polls_per_s:,.0f}: {rate:.2f} x (≥ {TLS_FACTOR})",
+        )
+    ]
+    probe_cpu, httpx_cpu = cpu_per_poll_us(probe), cpu_per_poll_us(httpx)
+    if probe_cpu and httpx_cpu:
+        lines.append(
+            _verdict(
+                httpx_cpu >= TLS_FACTOR * probe_cpu,
+                f"HTTPS, fresh handshake each: CPU per poll {probe_cpu:,.0f} µs "
+                f"(probe) against {httpx_cpu:,.0f} µs (httpx): "
+                f"{httpx_cpu / probe_cpu:.2f} x less (≥ {TLS_FACTOR})",
+            )
+        )
     return lines
 
 
@@ -236,7 +301,7 @@ def section(results, writer, *, title: str, preamble: list[str]) -> str:
         parts += ["Failed scenarios:", "", *failures, ""]
     verdicts = checks(results, writer)
     if verdicts:
-        parts += ["Against the targets of issue #6:", "", *verdicts, ""]
+        parts += ["Against the targets of issues #6 and #12:", "", *verdicts, ""]
     return "\n".join(parts)
 
 

@@ -100,7 +100,10 @@ def run_naive(scenario, label, url, targets: Targets) -> Result:
 def run_bare(scenario, label, targets: Targets) -> Result:
     before = targets.fast.requests()
     threads = scenario.concurrency
-    command = ["bare", "--url", targets.fast.url("/ok"), "--threads", str(threads)]
+    nginx = targets.fast
+    url = nginx.tls_url("/ok") if scenario.tls else nginx.url("/ok")
+    command = ["bare", "--client", scenario.client, "--url", url]
+    command += ["--ca-bundle", nginx.ca_bundle, "--threads", str(threads)]
     out, sample = measured_reference([*command, "--seconds", str(scenario.measure)])
     return Result(
         scenario,
@@ -108,7 +111,7 @@ def run_bare(scenario, label, targets: Targets) -> Result:
         threads,
         polls_per_s=out["requests"] / out["seconds"],
         polls=out["requests"],
-        target_got=targets.fast.requests() - before,
+        target_got=nginx.requests() - before,
         extra=out,
         **sample,
     )

@@ -31,6 +31,12 @@ class Scenario:
     # Demand beyond capacity on purpose: polls/s is the ceiling, and ticks
     # are missed by design.
     saturation: bool = False
+    # bare only: which client ("httpx", "pycurl" or "curl", the probe's
+    # handle) and whether every request is https with a fresh handshake.
+    client: str = "httpx"
+    tls: bool = False
+    # The window is part of the target: --duration leaves it alone.
+    fixed_measure: bool = False
 
     @property
     def wanted_polls_per_s(self) -> float:
@@ -90,7 +96,16 @@ def _engine(name: str, projects: int, **options) -> Scenario:
     return Scenario(name, "engine", projects, **options)
 
 
-_SATURATED = {"saturation": True, "measure": 60}
+def _bare(name: str, concurrency: int, client: str, **options) -> Scenario:
+    return Scenario(
+        name, "bare", concurrency=concurrency, client=client, measure=30, **options
+    )
+
+
+# Saturation: 10,000 polls/s wanted (30,000 projects every 3 s), more than
+# one process can make.
+_SATURATED = {"interval": 3, "saturation": True, "measure": 60}
+SCALE_CONCURRENCY = 50
 SCENARIOS = [
     _engine("fast-1k", 1_000, concurrency=DEFAULT_CONCURRENCY),
     _engine("fast-10k", 10_000, concurrency=DEFAULT_CONCURRENCY),
@@ -98,13 +113,28 @@ SCENARIOS = [
     _engine("fast-50k", 50_000, concurrency=DEFAULT_CONCURRENCY),
     _engine("slow-10k", 10_000, target="slow"),
     _engine("mixed-30k", 30_000, target="mixed", measure=180),
-    # Saturation: 3,000 polls/s wanted, more than one process can make.
-    _engine("sat-50", 30_000, interval=10, concurrency=50, **_SATURATED),
-    _engine("sat-200", 30_000, interval=10, concurrency=200, **_SATURATED),
-    _engine("sat-500", 30_000, interval=10, concurrency=500, **_SATURATED),
-    Scenario("bare-50", "bare", concurrency=50, measure=30),
-    Scenario("bare-200", "bare", concurrency=200, measure=30),
-    Scenario("bare-500", "bare", concurrency=500, measure=30),
+    # Issue #12: 5,000 polls/s, every one on time, for 5 minutes.
+    _engine(
+        "scale-300k",
+        300_000,
+        concurrency=SCALE_CONCURRENCY,
+        measure=300,
+        fixed_measure=True,
+    ),
+    _engine("sat-50", 30_000, concurrency=50, **_SATURATED),
+    _engine("sat-200", 30_000, concurrency=200, **_SATURATED),
+    _engine("sat-500", 30_000, concurrency=500, **_SATURATED),
+    _bare("bare-50", 50, "httpx"),
+    _bare("bare-200", 200, "httpx"),
+    _bare("bare-500", 500, "httpx"),
+    _bare("pycurl-50", 50, "pycurl"),
+    _bare("pycurl-200", 200, "pycurl"),
+    _bare("pycurl-500", 500, "pycurl"),
+    # The probe's own libcurl handle, between the two.
+    _bare("probe-50", 50, "curl"),
+    # HTTPS, a full handshake per request: the probe's handle against httpx.
+    _bare("tls-httpx", 50, "httpx", tls=True),
+    _bare("tls-probe", 50, "curl", tls=True),
     Scenario("naive-1k", "naive", 1_000, measure=90),
     Scenario("naive-10k", "naive", 10_000, measure=90),
     Scenario("writer", "writer", 30_000, measure=30),

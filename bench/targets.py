@@ -8,6 +8,9 @@ target costs the machine little next to the poller under test. Routes:
     /ok                 200
     /status/<code>      that status
     /delay/<ms>         200 after that many milliseconds
+    /flap/<period>/<offset>  up for the first half of every <period>
+                        seconds and 503 for the second, shifted by <offset>
+                        seconds: a site that goes down and comes back
     /hang               never answers; the connection ends when the client
                         gives up (a hung poll holds nothing afterwards)
     /__stats            JSON: {"requests": <count so far>}  (not counted)
@@ -21,6 +24,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import time
 
 REASONS = {200: "OK", 204: "No Content", 404: "Not Found", 500: "Server Error"}
 
@@ -65,9 +69,16 @@ class Target:
         if parts[0] == "delay" and len(parts) == 2:
             await asyncio.sleep(int(parts[1]) / 1000)
             return 200, b"late"
+        if parts[0] == "flap" and len(parts) == 3:
+            return _flap(int(parts[1]), int(parts[2]))
         if parts[0] == "hang":
             return None
         return 200, b"ok"
+
+
+def _flap(period: int, offset: int) -> tuple[int, bytes]:
+    down = (time.time() + offset) % period >= period / 2
+    return (503, b"down") if down else (200, b"ok")
 
 
 async def _until_closed(reader: asyncio.StreamReader) -> None:

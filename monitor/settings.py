@@ -174,6 +174,12 @@ POLLER_STOP_TIMEOUT = env.int("POLLER_STOP_TIMEOUT", default=60)
 POLLER_CONTROL_BIND = env.str("POLLER_CONTROL_BIND", default="127.0.0.1:8765")
 POLLER_CONTROL_URL = env.str("POLLER_CONTROL_URL", default="http://127.0.0.1:8765")
 POLLER_CONTROL_TOKEN = env.str("POLLER_CONTROL_TOKEN", default="")
+# Several pollers on PostgreSQL share the projects in shards (project id
+# mod POLLER_SHARDS; the same on every poller), each leased for
+# POLLER_LEASE_TTL seconds and renewed every POLLER_LEASE_TICK.
+POLLER_SHARDS = env.int("POLLER_SHARDS", default=256)
+POLLER_LEASE_TTL = env.float("POLLER_LEASE_TTL", default=15.0)
+POLLER_LEASE_TICK = env.float("POLLER_LEASE_TICK", default=5.0)
 # Pings a heartbeat project may send a minute (0: no limit).
 PING_RATE_LIMIT = env.int("PING_RATE_LIMIT", default=60)
 
@@ -228,6 +234,16 @@ Q_CLUSTER = {
         else {"orm": "default", "poll": 0.5}
     ),
 }
+# Ping rate limits live in the cache: per process unless REDIS_URL gives
+# every web worker (and machine) the same counts.
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": Q_NAME,
+        }
+    }
 # Incidents and notifications
 # Where people reach this site; links in notifications start with it.
 SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")

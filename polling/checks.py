@@ -54,4 +54,16 @@ def poller_settings_check(app_configs, **kwargs) -> list[Error]:
         "POLLER_CONTROL_URL must start with http:// or https://.",
         "polling.E006",
     )
+    require(
+        settings.POLLER_SHARDS >= 1,
+        "POLLER_SHARDS must be at least 1.",
+        "polling.E007",
+    )
+    require(
+        0 < settings.POLLER_LEASE_TICK <= settings.POLLER_LEASE_TTL / 2,
+        "POLLER_LEASE_TICK must be positive and at most half of "
+        "POLLER_LEASE_TTL, so a lease is renewed at least twice before it "
+        "could expire.",
+        "polling.E008",
+    )
     return errors

@@ -47,6 +47,7 @@ class NodeHeartbeat:
         self._clock = clock
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self.node_id: int | None = None  # once registered
 
     def start(self) -> None:
         """Register this process (raises if the database is unreachable),
@@ -57,7 +58,7 @@ class NodeHeartbeat:
 
     def register(self, now: datetime) -> None:
         """Write this process's row afresh, as started `now`."""
-        PollerNode.objects.update_or_create(
+        node, _ = PollerNode.objects.update_or_create(
             name=self.name,
             defaults={
                 "host": self.host,
@@ -69,6 +70,7 @@ class NodeHeartbeat:
                 "stopped_at": None,
             },
         )
+        self.node_id = node.pk
 
     def beat(self) -> bool:
         """Record that this poller is alive now. Returns False (and writes

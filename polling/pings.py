@@ -4,7 +4,7 @@ No login: the key is the secret (a random UUID, 122 bits). Each ping is
 stored through the poller's own store, in one transaction with the
 project's state, rollups, incidents and notifications, so a ping is a
 result like any poll. Pings are limited per project with Django's cache
-(per process by default; shared when the cache is).
+(per process by default; shared by every web worker when REDIS_URL is set).
 """
 
 from __future__ import annotations

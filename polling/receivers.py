@@ -13,7 +13,7 @@ from functools import partial
 
 from django.db import transaction
 
-from polling.client import ControlClient
+from polling.fanout import FleetClient
 from projects.models import Project
 
 # Past this many, one full reload is cheaper than a call per project.
@@ -21,14 +21,12 @@ MAX_SYNC_CALLS = 20
 
 
 def project_saved(sender, instance: Project, **kwargs) -> None:
-    transaction.on_commit(
-        partial(ControlClient().sync_project, instance.pk), robust=True
-    )
+    transaction.on_commit(partial(FleetClient().sync_project, instance.pk), robust=True)
 
 
 def project_deleted(sender, instance: Project, **kwargs) -> None:
     transaction.on_commit(
-        partial(ControlClient().remove_project, instance.pk), robust=True
+        partial(FleetClient().remove_project, instance.pk), robust=True
     )
 
 
@@ -37,7 +35,7 @@ def projects_bulk_changed(sender, project_ids: Sequence[int], **kwargs) -> None:
 
 
 def sync_projects(project_ids: Sequence[int]) -> None:
-    client = ControlClient()
+    client = FleetClient()
     if len(project_ids) > MAX_SYNC_CALLS:
         client.reload()
         return

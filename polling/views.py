@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from polling.client import ControlClient
+from polling.fleet_status import node_views
 from polling.health import readings
 from projects.housekeeping.runs import latest_runs
 
@@ -19,5 +20,6 @@ def poller(request: HttpRequest) -> HttpResponse:
         "readings": readings(status) if status else [],
         "control_url": settings.POLLER_CONTROL_URL,
         "housekeeping": latest_runs(),
+        "nodes": node_views(),
     }
     return render(request, "polling/poller.html", context)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.db import connection
 
 from polling.engine.config import PollerConfig
 from polling.engine.coordinator import Coordinator
+from polling.engine.shards import Ownership
+from polling.leases import LeaseFence, LeaseKeeper
 from polling.store import DatabaseResultStore, DatabaseTargetSource
 
 
@@ -23,9 +26,46 @@ def config_from_settings(**overrides) -> PollerConfig:
     return PollerConfig(**values)
 
 
+def shares_projects() -> bool:
+    """Whether pollers share the projects through shard leases: on
+    PostgreSQL. SQLite keeps one poller (polling/sqlite_lock.py)."""
+    return connection.vendor == "postgresql"
+
+
 def database_coordinator(config: PollerConfig) -> Coordinator:
-    """A Coordinator that polls the enabled projects and saves to the
-    database."""
+    """A Coordinator that polls every enabled project and saves to the
+    database: the only poller."""
     return Coordinator(
         config, source=DatabaseTargetSource(), store=DatabaseResultStore()
     )
+
+
+def shared_coordinator(
+    config: PollerConfig, *, node_id: int
+) -> tuple[Coordinator, LeaseKeeper]:
+    """A Coordinator that polls the shards its LeaseKeeper holds, and saves
+    only their results. Start the coordinator, then the keeper."""
+    count = settings.POLLER_SHARDS
+    coordinator: Coordinator | None = None
+
+    def on_change(ownership: Ownership) -> None:
+        coordinator.set_ownership(ownership)
+
+    def settle(timeout: float) -> bool:
+        return coordinator.settle(timeout)
+
+    keeper = LeaseKeeper(
+        node_id=node_id,
+        shard_count=count,
+        ttl=settings.POLLER_LEASE_TTL,
+        tick=settings.POLLER_LEASE_TICK,
+        on_change=on_change,
+        settle=settle,
+    )
+    coordinator = Coordinator(
+        config,
+        source=DatabaseTargetSource(),
+        store=DatabaseResultStore(fence=LeaseFence(keeper)),
+        ownership=Ownership.nothing(count),
+    )
+    return coordinator, keeper

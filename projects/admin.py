@@ -62,6 +62,7 @@ class ProjectAdmin(admin.ModelAdmin):
         "response_time_column",
         "consecutive_failures",
         "failing_since",
+        "tls_expires_at",
         "recent_results",
     ]
     fieldsets = [
@@ -125,6 +126,7 @@ class ProjectAdmin(admin.ModelAdmin):
                     "response_time_column",
                     "consecutive_failures",
                     "failing_since",
+                    "tls_expires_at",
                     "recent_results",
                 ]
             },
@@ -224,6 +226,7 @@ class PollResultAdmin(admin.ModelAdmin):
         "status_column",
         "status_code",
         "response_time_ms",
+        "phases_column",
         "error_message",
     ]
     list_filter = ["status", "project"]
@@ -243,6 +246,10 @@ class PollResultAdmin(admin.ModelAdmin):
     @admin.display(description="status", ordering="status")
     def status_column(self, result: PollResult) -> SafeString:
         return status_badge(result.status)
+
+    @admin.display(description="phases")
+    def phases_column(self, result: PollResult) -> str:
+        return result.phases_text or "-"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -280,5 +287,6 @@ class HousekeepingRunAdmin(admin.ModelAdmin):
         return False
 
 
-# Channels, the outbox and the delivery log.
+# Maintenance windows, channels, the outbox and the delivery log.
+from projects import maintenance_admin  # noqa: E402, F401
 from projects.notifications import admin as notifications_admin  # noqa: E402, F401

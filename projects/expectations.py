@@ -7,6 +7,7 @@ admin accepted is exactly what the poller checks.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -17,6 +18,9 @@ _ITEM = re.compile(r"(\d+)(?:\s*-\s*(\d+))?")
 StatusRanges = tuple[tuple[int, int], ...]
 
 
+# Cached: the poller reads every project's codes on each reload, and most
+# projects spell the same few.
+@functools.lru_cache(maxsize=1024)
 def parse_status_codes(text: str) -> StatusRanges:
     """Read "200", "200-299" or "200-299, 301, 418" into (low, high)
     pairs, in the order written. Raises ValueError saying what is wrong."""

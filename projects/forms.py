@@ -23,8 +23,11 @@ HEARTBEAT_RESTARTS = {"kind", "interval", "interval_unit", "grace_seconds", "ena
 class ProjectForm(forms.ModelForm):
     """The one form for editing a project; the model holds the rules."""
 
+    # A declared field loses the model's default as its initial value, and
+    # an empty add form would offer "null".
     headers = forms.JSONField(
         required=False,
+        initial=dict,
         widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
         error_messages={
             "invalid": 'Headers must be valid JSON, like {"Accept": "text/html"}.'

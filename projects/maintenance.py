@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timedelta
+from functools import reduce
+from operator import or_
 
 from django.db.models import Q
-from django.utils import timezone
 
 from projects.models import MaintenanceWindow
 
@@ -86,6 +87,20 @@ class MaintenanceSchedule:
                 merged.append((start, end))
         return merged
 
+    def poll_filter(self, *, at: str = "polled_at") -> Q | None:
+        """Matches the rows (polls, by their time field `at`) made while a
+        window covered their project; None when no window covers any."""
+        parts = []
+        for window, spans in self._spans.items():
+            during = reduce(
+                or_, (Q(**{f"{at}__gte": s, f"{at}__lt": e}) for s, e in spans)
+            )
+            if window in self._everywhere:
+                parts.append(during)
+            elif self._members[window]:
+                parts.append(during & Q(project_id__in=self._members[window]))
+        return reduce(or_, parts) if parts else None
+
 
 def _members(window_ids: list[int]) -> dict[int, set[int]]:
     members = defaultdict(set)
@@ -96,15 +111,3 @@ def _members(window_ids: list[int]) -> dict[int, set[int]]:
         for window, project in links.values_list("maintenancewindow_id", "project_id"):
             members[window].add(project)
     return members
-
-
-def under_maintenance(project_id: int, at: datetime) -> bool:
-    """Whether a window covers this project at `at` (e.g. to skip a
-    reminder)."""
-    return MaintenanceSchedule.load(at, at).covers(project_id, at)
-
-
-def maintained_now() -> set[int] | None:
-    """The projects under maintenance now; None means all of them."""
-    now = timezone.now()
-    return MaintenanceSchedule.load(now, now).covered_projects(now)

@@ -11,9 +11,10 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime, time
 
 from django.db import connection, transaction
-from django.db.models import Count, Max, Model, Q, QuerySet, Sum, Value
+from django.db.models import Count, Max, Min, Model, Q, QuerySet, Sum, Value
 from django.db.models.functions import Coalesce, TruncHour
 
+from projects.maintenance import MaintenanceSchedule
 from projects.models import HourlyRollup, PollResult, Status
 
 
@@ -40,7 +41,7 @@ def rebuild_rollups(
         rollups = rollups.filter(hour__gte=start)
     with transaction.atomic():
         rollups.delete()
-        return insert_select(HourlyRollup, hourly_sums(results))
+        return insert_select(HourlyRollup, hourly_sums(results, _maintenance(results)))
 
 
 def rollup_hour(moment: datetime) -> datetime:
@@ -53,8 +54,18 @@ def utc_midnight(day: date) -> datetime:
     return datetime.combine(day, time(), tzinfo=UTC)
 
 
-def hourly_sums(results: QuerySet[PollResult]) -> QuerySet:
-    """One row per project and UTC hour, named like HourlyRollup's fields."""
+def _maintenance(results: QuerySet[PollResult]) -> Q | None:
+    """Matches the results made during a maintenance window; None when
+    there were none."""
+    span = results.aggregate(start=Min("polled_at"), end=Max("polled_at"))
+    if span["start"] is None:
+        return None
+    return MaintenanceSchedule.load(span["start"], span["end"]).poll_filter()
+
+
+def hourly_sums(results: QuerySet[PollResult], maintenance: Q | None) -> QuerySet:
+    """One row per project and UTC hour, named like HourlyRollup's fields;
+    `maintenance` matches the results made during maintenance."""
     return (
         results.annotate(hour=TruncHour("polled_at", tzinfo=UTC))
         .values("project_id", "hour")
@@ -64,9 +75,19 @@ def hourly_sums(results: QuerySet[PollResult]) -> QuerySet:
             responses=Count("response_time_ms"),
             response_time_sum_ms=Coalesce(Sum("response_time_ms"), Value(0)),
             response_time_max_ms=Max("response_time_ms"),
+            **_maintenance_counts(maintenance),
         )
         .order_by()
     )
+
+
+def _maintenance_counts(maintenance: Q | None) -> dict:
+    if maintenance is None:
+        return {"maintenance_polls": Value(0), "maintenance_failures": Value(0)}
+    return {
+        "maintenance_polls": Count("id", filter=maintenance),
+        "maintenance_failures": Count("id", filter=maintenance & Q(status=Status.DOWN)),
+    }
 
 
 def insert_select(model: type[Model], rows: QuerySet) -> int:

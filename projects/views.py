@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.gzip import gzip_page
 
-from projects.maintenance import maintained_now
+from projects.maintenance import MaintenanceSchedule
 from projects.models import PollResult, Project, Status
 from projects.monitor_health import monitor_banners
 from projects.queries.certificates import expiring_certificates
@@ -28,7 +28,7 @@ from projects.queries.outages import OUTAGES_SHOWN, recent_outages
 from projects.queries.overview import State, project_list, state_counts, with_state
 from projects.queries.ranges import DEFAULT_RANGE, OVERVIEW_RANGES, RANGES
 from projects.queries.response_times import response_time_buckets
-from projects.queries.uptime import Uptime, uptime_by_project
+from projects.queries.uptime import Uptime, maintenance_for, uptime_by_project
 
 PROJECTS_PER_PAGE = 50
 
@@ -40,10 +40,12 @@ PROJECTS_PER_PAGE = 50
 def overview(request: HttpRequest) -> HttpResponse:
     search = request.GET.get("q", "").strip()
     state = request.GET.get("state", "")
-    maintained = maintained_now()
+    now = timezone.now()
+    maintenance = maintenance_for(OVERVIEW_RANGES, now)
+    maintained = maintenance.covered_projects(now)
     projects = project_list(search=search, state=state, maintained=maintained)
     page = Paginator(projects, PROJECTS_PER_PAGE).get_page(request.GET.get("page"))
-    _add_uptime_and_heartbeats(page.object_list)
+    _add_uptime_and_heartbeats(page.object_list, now, maintenance)
     counts = state_counts(maintained=maintained)
     context = {
         "page": page,
@@ -54,14 +56,16 @@ def overview(request: HttpRequest) -> HttpResponse:
         "ranges": OVERVIEW_RANGES,
         "banners": monitor_banners(),
         "certificates": expiring_certificates(),
-        "now": timezone.now(),
+        "now": now,
     }
     return render(request, "projects/overview.html", context)
 
 
-def _add_uptime_and_heartbeats(projects: list[Project]) -> None:
+def _add_uptime_and_heartbeats(
+    projects: list[Project], now: datetime, maintenance: MaintenanceSchedule
+) -> None:
     ids = [project.pk for project in projects]
-    uptimes = uptime_by_project(ids, OVERVIEW_RANGES, timezone.now())
+    uptimes = uptime_by_project(ids, OVERVIEW_RANGES, now, maintenance=maintenance)
     strips = latest_polls(ids)
     for project in projects:
         project.uptimes = [(r, uptimes[project.pk][r.key]) for r in OVERVIEW_RANGES]
@@ -71,15 +75,18 @@ def _add_uptime_and_heartbeats(projects: list[Project]) -> None:
 @login_required
 @gzip_page
 def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    projects = with_state(Project.objects.all(), maintained=maintained_now())
+    now = timezone.now()
+    maintenance = maintenance_for(RANGES.values(), now)
+    maintained = maintenance.covered_projects(now)
+    projects = with_state(Project.objects.all(), maintained=maintained)
     project = get_object_or_404(projects, pk=pk)
     time_range = RANGES.get(request.GET.get("range", ""), DEFAULT_RANGE)
     status = request.GET.get("status", "")
     if status not in Status.values:
         status = ""
-    now = timezone.now()
     since = time_range.start(now)
-    uptimes = uptime_by_project([pk], RANGES.values(), now)[pk]
+    uptimes = uptime_by_project([pk], RANGES.values(), now, maintenance=maintenance)
+    uptimes = uptimes[pk]
     before = _positive_int(request.GET.get("before"))
     history, next_before = _history(pk, since, status, before, uptimes[time_range.key])
     context = {

@@ -8,6 +8,8 @@ Routes (any method; HEAD gets headers only):
 
     /, /ok                  200
     /status/<code>          that status, with a tiny body (none for 204/304)
+    /switch                 the status the test sets in `switch_status`
+                            (200 until then): a site that goes down and up
     /delay/<ms>             waits, then 200
     /drip/<seconds>         headers at once, then one body byte a second
     /drip-headers/<seconds> the response header bytes, one a second
@@ -68,6 +70,7 @@ class TargetServer:
 
     def __init__(self, *, ssl_context: ssl.SSLContext | None = None) -> None:
         self.ssl_context = ssl_context
+        self.switch_status = 200
         self.stopping = threading.Event()
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -248,6 +251,10 @@ class _Handler(BaseHTTPRequestHandler):
     def route_status(self, code: str) -> None:
         self._send(int(code), f"status {code}\n".encode())
 
+    def route_switch(self) -> None:
+        status = self.server.target.switch_status
+        self._send(status, f"status {status}\n".encode())
+
     def route_delay(self, milliseconds: str) -> None:
         if self._wait(int(milliseconds) / 1000):
             self.route_ok()
@@ -340,6 +347,7 @@ ROUTES = [
     for pattern, handler in [
         (r"/|/ok", _Handler.route_ok),
         (r"/status/(\d{3})", _Handler.route_status),
+        (r"/switch", _Handler.route_switch),
         (r"/delay/(\d+)", _Handler.route_delay),
         (r"/drip/(\d+)", _Handler.route_drip),
         (r"/drip-headers/(\d+)", _Handler.route_drip_headers),

@@ -243,3 +243,33 @@ def test_the_results_count_is_capped(admin_client, make_project, monkeypatch):
     add_results(make_project(), 25)
     response = admin_client.get(RESULTS_URL)
     assert response.context["cl"].result_count == 10
+
+
+def test_the_add_form_offers_empty_headers_not_null(admin_client):
+    form = admin_client.get(ADD_URL).context["adminform"].form
+
+    assert form["headers"].value() in ({}, "{}")
+    assert ">null</textarea>" not in str(form["headers"])
+
+
+def test_the_certificate_expiry_is_shown_read_only(admin_client, make_project):
+    project = make_project(url="https://127.0.0.1/")
+    expires = datetime(2027, 2, 1, 12, 0, tzinfo=UTC)
+    Project.objects.filter(pk=project.pk).update(tls_expires_at=expires)
+    url = reverse("admin:projects_project_change", args=[project.pk])
+
+    page = admin_client.get(url).content.decode()
+    admin_client.post(url, {"tls_expires_at": "2030-01-01 00:00:00"})
+
+    assert "Certificate expires" in page
+    assert 'name="tls_expires_at"' not in page
+    project.refresh_from_db()
+    assert project.tls_expires_at == expires
+
+
+def test_the_results_list_shows_the_phases(admin_client, make_project):
+    project = make_project()
+    add_results(project, 1)
+    PollResult.objects.update(tls_ms=12, first_byte_ms=40)
+
+    assert "TLS 12 · first byte 40 ms" in admin_client.get(RESULTS_URL).content.decode()

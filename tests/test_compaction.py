@@ -104,7 +104,7 @@ def test_polls_written_late_reach_the_newest_compacted_day(five_days, make_proje
     compact_rollups(now=NOW)
     project = PollResult.objects.first().project
     PollResult.objects.create(
-        project=project, polled_at=NOW - timedelta(hours=1), status="down"
+        project=project, polled_at=NOW - timedelta(hours=1, seconds=7), status="down"
     )
     rebuild_rollups(project_ids=[project.pk])
 

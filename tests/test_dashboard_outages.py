@@ -128,15 +128,6 @@ def test_it_stops_at_the_limit(make_project, add_polls):
     assert [o.started_at for o in outages] == [NOW, minutes_ago(2), minutes_ago(4)]
 
 
-def test_polls_at_the_same_moment_are_ordered_by_id(make_project, add_polls):
-    project = make_project()
-    add_polls(project, "uddu", end=NOW, every=timedelta(0))
-
-    (outage,) = recent_outages(project.pk, since=LONG_AGO)
-
-    assert (outage.started_at, outage.recovered_at) == (NOW, NOW)
-
-
 def test_it_is_right_without_rollups_too(make_project, add_polls):
     project = make_project()
     add_polls(project, "uu" + "d" * 150 + "uudu", end=NOW)

@@ -12,6 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from projects.models import MaintenanceWindow, PollResult, Status
+
 pytestmark = pytest.mark.django_db
 
 MINUTE = timedelta(minutes=1)
@@ -68,6 +70,27 @@ def test_it_shows_state_uptime_and_a_link_to_edit(
     assert "1 of 4 failed" in html
     assert reverse("admin:projects_project_change", args=[project.pk]) in html
     assert b'<meta http-equiv="refresh" content="30">' in response.content
+
+
+def test_maintenance_shows_apart_from_uptime(
+    admin_client, make_project, add_polls, now
+):
+    project = make_project(name="api")
+    window = MaintenanceWindow.objects.create(
+        name="upgrade", starts_at=now - 10 * MINUTE, ends_at=now - 5 * MINUTE
+    )
+    window.projects.add(project)
+    add_polls(project, "uu" + "ddddd" + "uud", end=now - 3 * MINUTE, every=MINUTE)
+
+    response = admin_client.get(url(project))
+    html = response.content.decode()
+
+    assert response.context["uptimes"][0][1].percent == pytest.approx(100 * 4 / 5)
+    assert "1 of 5 failed" in html
+    assert "50.00% under maintenance (5 polls), not counted" in html
+    assert (
+        "⚙ 50.00%" in admin_client.get(reverse("dashboard:overview")).content.decode()
+    )
 
 
 def test_it_charts_the_chosen_range(admin_client, make_project, add_polls, now):
@@ -205,3 +228,47 @@ def test_the_longest_ranges_say_which_polls_are_no_longer_kept(
     assert "RESULT_RETENTION_DAYS" not in month
     for key in ("90d", "1y"):
         assert f"?range={key}" in month
+
+
+def test_a_heartbeats_ping_body_reads_as_a_message_not_an_error(
+    admin_client, make_project, now
+):
+    project = make_project(kind="heartbeat", url="")
+    PollResult.objects.create(
+        project=project,
+        polled_at=now,
+        status=Status.UP,
+        error_message="backup done: 12 GB",
+    )
+
+    html = admin_client.get(url(project)).content.decode()
+
+    assert '<th scope="col">Message</th>' in html
+    assert "<td>backup done: 12 GB</td>" in html
+
+
+def test_it_shows_the_certificate_expiry_and_each_polls_phases(
+    admin_client, make_project, now
+):
+    project = make_project(url="https://127.0.0.1/")
+    project.tls_expires_at = now + timedelta(days=40)
+    project.save()
+    PollResult.objects.create(
+        project=project,
+        polled_at=now - MINUTE,
+        status="up",
+        status_code=200,
+        response_time_ms=61,
+        dns_ms=3,
+        connect_ms=1,
+        tls_ms=12,
+        first_byte_ms=40,
+    )
+
+    html = admin_client.get(url(project)).content.decode()
+
+    assert (
+        f'Certificate expires <time datetime="{project.tls_expires_at:%Y-%m-%d}' in html
+    )
+    assert "DNS 3 · connect 1 · TLS 12 · first byte 40 ms" in html
+    assert 'class="phase-first-byte"' in html  # the chart stacks the phases

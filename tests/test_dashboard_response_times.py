@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from projects.models import PollResult
 from projects.queries.ranges import RANGES
 from projects.queries.response_times import Bucket, response_time_buckets
 
@@ -158,3 +159,32 @@ def test_the_longest_ranges_chart_the_same_before_and_after_compaction(
             )
             assert old.avg_ms == pytest.approx(new.avg_ms)
     assert before["90d"][0].start == datetime(2026, 8, 25, tzinfo=UTC)
+
+
+def test_raw_poll_buckets_average_each_phase_over_the_polls_with_a_response(
+    make_project,
+):
+    project = make_project()
+    fresh = {"dns_ms": 4, "connect_ms": 2, "tls_ms": 10, "first_byte_ms": 30}
+    reused = {"first_byte_ms": 50}
+    for second, ms, phases in [(0, 60, fresh), (5, 60, reused), (10, None, {})]:
+        PollResult.objects.create(
+            project=project,
+            polled_at=at(12, 0, second),
+            status="up" if ms else "down",
+            response_time_ms=ms,
+            **phases,
+        )
+
+    [bucket] = response_time_buckets(project.pk, RANGES["1h"], NOW)
+
+    assert bucket.phases == (2, 1, 5, 40)
+
+
+def test_rollup_buckets_have_no_phases(make_project, add_polls):
+    project = make_project()
+    add_polls(project, "uu", end=at(11, 1))
+
+    assert [b.phases for b in response_time_buckets(project.pk, RANGES["7d"], NOW)] == [
+        None
+    ]

@@ -6,11 +6,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from polling.store import DatabaseResultStore
 from projects.housekeeping.compaction import compact_rollups
 from projects.housekeeping.retention import prune_results
-from projects.models import DailyRollup, HourlyRollup, PollResult
+from projects.models import DailyRollup, HourlyRollup, MaintenanceWindow, PollResult
 from projects.queries.ranges import OVERVIEW_RANGES, RANGES
 from projects.queries.uptime import Uptime, uptime_by_project
+from tests.outcomes import T0, outcome
 
 pytestmark = pytest.mark.django_db
 
@@ -104,7 +106,7 @@ def test_whole_hours_come_from_the_rollups(make_project, add_polls):
     assert uptime["24h"] == Uptime(10, 4)
 
 
-@pytest.mark.parametrize(("compacted", "queries"), [(False, 3), (True, 4)])
+@pytest.mark.parametrize(("compacted", "queries"), [(False, 4), (True, 5)])
 def test_many_projects_cost_a_few_queries(
     make_project, add_polls, django_assert_num_queries, compacted, queries
 ):
@@ -115,8 +117,9 @@ def test_many_projects_cost_a_few_queries(
     if compacted:
         compact_rollups(now=NOW)
 
-    # The compaction boundary, daily rollups once there are any, hourly
-    # rollups, and the raw polls of the leading part-hours.
+    # The maintenance windows, the compaction boundary, daily rollups once
+    # there are any, hourly rollups, and the raw polls of the leading
+    # part-hours.
     with django_assert_num_queries(queries):
         uptime = uptime_by_project(ids, RANGES.values(), NOW)
 
@@ -165,3 +168,66 @@ def test_the_longest_ranges_start_at_a_utc_midnight():
 def test_percent_is_the_share_of_up_polls():
     assert Uptime(8, 2).percent == 75.0
     assert Uptime(0, 0).percent is None
+
+
+def test_percent_leaves_maintenance_out():
+    uptime = Uptime(100, 30, maintenance_polls=20, maintenance_failures=20)
+
+    assert uptime.percent == 100 * 70 / 80
+    assert uptime.maintenance_percent == 20.0
+    assert Uptime(5, 5, 5, 5).percent is None
+
+
+def maintenance(project, start: datetime, end: datetime) -> MaintenanceWindow:
+    window = MaintenanceWindow.objects.create(
+        name="upgrade", starts_at=start, ends_at=end
+    )
+    window.projects.add(project)
+    return window
+
+
+@pytest.mark.parametrize("compacted", [False, True])
+def test_polls_during_maintenance_are_counted_apart(make_project, add_polls, compacted):
+    """Two hours down in a window five days ago, one down poll outside
+    it: from the hourly rollups, the daily ones and the raw polls."""
+    project, other = make_project(), make_project()
+    start = NOW - timedelta(days=5, minutes=30)
+    for each in (project, other):
+        maintenance(each, start, start + timedelta(hours=2))
+    other.maintenance_windows.clear()
+    statuses = "u" * 100 + "d" * 12 + "u" * 100 + "d"
+    for each in (project, other):
+        # The first down poll is at the window's start.
+        add_polls(each, statuses, end=start + 112 * EVERY, every=EVERY)
+    if compacted:
+        compact_rollups(now=NOW)
+
+    uptimes = uptime_by_project([project.pk, other.pk], OVERVIEW_RANGES, NOW)
+
+    assert uptimes[project.pk]["7d"] == Uptime(213, 13, 12, 12)
+    assert uptimes[project.pk]["7d"].percent == pytest.approx(100 * 200 / 201)
+    assert uptimes[other.pk]["7d"] == Uptime(213, 13)
+
+
+def test_the_leading_part_hour_counts_maintenance_too(make_project, add_polls):
+    project = make_project()
+    day_ago = NOW - timedelta(days=1)
+    maintenance(project, day_ago, day_ago + timedelta(minutes=20))
+    add_polls(project, "ddu", end=day_ago + timedelta(minutes=20), every=EVERY)
+
+    uptime = uptime_by_project([project.pk], OVERVIEW_RANGES, NOW)[project.pk]
+
+    assert uptime["24h"] == Uptime(3, 2, 2, 2)
+    assert uptime["24h"].percent == 100.0
+
+
+def test_the_writer_counts_polls_made_during_maintenance(make_project):
+    project = make_project()
+    maintenance(project, T0 + timedelta(seconds=30), T0 + timedelta(seconds=90))
+    store = DatabaseResultStore()
+    store.save([outcome(project.pk, up=False, at=at, code=503) for at in (0, 40)])
+    store.save([outcome(project.pk, up=at != 60, at=at) for at in (60, 100)])
+
+    rollup = HourlyRollup.objects.get(project=project)
+    assert (rollup.polls, rollup.failures) == (4, 3)
+    assert (rollup.maintenance_polls, rollup.maintenance_failures) == (2, 2)

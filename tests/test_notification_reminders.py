@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from projects.models import Incident, Notification
+from projects.models import Incident, MaintenanceWindow, Notification
 from projects.notifications.reminders import queue_reminders
 
 
@@ -77,3 +77,23 @@ def test_acknowledged_or_resolved_incidents_get_none(incident, make_channel, clo
         acknowledged_at=None, resolved_at=clock.now()
     )
     assert queue_reminders(now=clock.now) == 0
+
+
+@pytest.mark.parametrize("all_projects", [False, True])
+def test_none_during_maintenance_and_the_due_one_after_it(
+    incident, make_channel, clock, all_projects
+):
+    incident.project.channels.add(make_channel(reminder_minutes=10))
+    window = MaintenanceWindow.objects.create(
+        name="deploy",
+        starts_at=clock.now() + timedelta(minutes=5),
+        ends_at=clock.now() + timedelta(minutes=25),
+        all_projects=all_projects,
+    )
+    if not all_projects:
+        window.projects.add(incident.project)
+
+    clock.advance(15 * 60)
+    assert queue_reminders(now=clock.now) == 0
+    clock.advance(10 * 60)
+    assert queue_reminders(now=clock.now) == 1

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import uuid
 from datetime import timedelta
 
@@ -12,6 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from projects.models import PollResult, Project
+from tests.processes import ROOT, process_env
 
 pytestmark = pytest.mark.django_db
 
@@ -133,3 +137,52 @@ def test_a_ping_needs_no_login_and_no_csrf_token(heartbeat):
     strict = Client(enforce_csrf_checks=True)
 
     assert strict.post(ping_url(heartbeat)).status_code == 200
+
+
+def redis_answers() -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+def test_with_redis_url_every_web_worker_counts_pings_in_redis():
+    settings_of_a_worker = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings; "
+            "print(settings.CACHES['default']['BACKEND'])",
+        ],
+        cwd=ROOT,
+        env=process_env(REDIS_URL="redis://127.0.0.1:6379/0"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+    assert settings_of_a_worker.stdout.strip().endswith("RedisCache")
+
+
+@pytest.mark.skipif(not redis_answers(), reason="Redis does not answer")
+def test_with_a_redis_cache_the_counts_live_in_redis(client, heartbeat, settings):
+    import redis
+
+    prefix = f"test-{uuid.uuid4().hex}"
+    settings.PING_RATE_LIMIT = 2
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:6379/0",
+            "KEY_PREFIX": prefix,
+        }
+    }
+    answers = [client.get(ping_url(heartbeat)).status_code for _ in range(3)]
+
+    # Another web worker reads the same count: it is in Redis, not here.
+    server = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+    keys = server.keys(f"{prefix}:*ping-rate*")
+    assert answers == [200, 200, 429]
+    assert [int(server.get(key)) for key in keys] == [3]
+    server.delete(*keys)

@@ -223,9 +223,16 @@ class ConcurrentWriter:
         store = DatabaseResultStore()
         try:
             bound_lock_waits()
+            start = (datetime.now(UTC) - T0).total_seconds()
             while not self._stop.is_set() or not self.batches:
-                now = (datetime.now(UTC) - T0).total_seconds()
-                batch = [outcome(pid, at=now) for pid in self.project_ids * 5]
+                # Five new windows of every project a batch, a second
+                # apart: one result per project and window is stored.
+                first = start + self.batches * 5
+                batch = [
+                    outcome(pid, at=first + window)
+                    for window in range(5)
+                    for pid in self.project_ids
+                ]
                 self.saved += store.save(batch)
                 self.batches += 1
         except Exception as error:

@@ -6,7 +6,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 
-from polling.engine.scheduler import Scheduler
+from polling.engine.scheduler import RELOAD_CHUNK, Scheduler
 from polling.engine.types import Target
 from tests.waiting import wait_until
 
@@ -199,6 +199,28 @@ def test_replace_all_adds_updates_and_removes():
     assert scheduler.target(1) is None
     assert scheduler.target(3).url == "http://127.0.0.1/changed"
     assert scheduler.due_in(2) == due_before  # unchanged projects keep their time
+
+
+def test_a_reload_larger_than_a_chunk_adds_updates_removes_and_spreads_all():
+    clock = FakeClock()
+    scheduler, _tasks = make_scheduler(clock, spread=60)
+    count = RELOAD_CHUNK * 2 + 500
+    scheduler.replace_all(target(pid, interval=300) for pid in range(1, count + 1))
+    kept = range(RELOAD_CHUNK, count + 1)
+    due_before = [scheduler.due_in(pid) for pid in kept]
+    summary = scheduler.replace_all(
+        [target(pid, interval=300) for pid in kept]
+        + [target(count + 1, url="http://127.0.0.1/new")]
+    )
+    assert (summary.added, summary.updated, summary.removed) == (
+        1,
+        0,
+        RELOAD_CHUNK - 1,
+    )
+    assert scheduler.project_count == len(kept) + 1
+    assert [scheduler.due_in(pid) for pid in kept] == due_before
+    assert due_before == sorted(due_before)  # spread in project-id order
+    assert 59 < due_before[-1] < 60
 
 
 def test_a_full_queue_makes_the_scheduler_wait_without_dropping():

@@ -96,3 +96,20 @@ def test_ensureadmin_generates_a_password_when_none_is_given(monkeypatch):
     password = out.getvalue().split("password: ")[1].split()[0]
     assert len(password) >= 12
     assert User.objects.get().check_password(password) is True
+
+
+@pytest.mark.parametrize(
+    ("redis_url", "broker"),
+    [("", "ORM"), ("redis://127.0.0.1:6379/0", "Redis")],
+)
+def test_redis_url_chooses_the_task_queue(redis_url, broker):
+    """The broker object is made without connecting, so no Redis is needed."""
+    show = (
+        "from django_q.brokers import get_broker; from django_q.conf import Conf; "
+        "print(type(get_broker()).__name__, Conf.WORKERS)"
+    )
+    result = manage(
+        "shell", "-v", "0", "-c", show, env={**PRODUCTION_ENV, "REDIS_URL": redis_url}
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [broker, "2"]

@@ -18,12 +18,15 @@ from polling.engine import probe as probing
 from polling.engine.config import PollerConfig
 from polling.engine.executor import Executor
 from polling.engine.scheduler import ReloadSummary, Scheduler
+from polling.engine.shards import Ownership
 from polling.engine.stats import PollStats
 from polling.engine.status import PollerStatus
-from polling.engine.types import Outcome, RunState, Target
+from polling.engine.types import Outcome, RunState, Target, Task
 from polling.engine.writer import ResultStore, ResultWriter
 
 logger = logging.getLogger(__name__)
+
+SETTLE_STEP_SECONDS = 0.05
 
 
 class TargetSource(Protocol):
@@ -55,9 +58,15 @@ class Coordinator:
         *,
         source: TargetSource,
         store: ResultStore,
+        ownership: Ownership | None = None,
+        clock=time.monotonic,
     ) -> None:
         self.config = config
         self._source = source
+        # Every project, unless a lease keeper says otherwise (several
+        # pollers on PostgreSQL: polling/leases.py).
+        self._ownership = ownership or Ownership.everything()
+        self._clock = clock
         self._state = RunState.NEW
         self._lock = threading.Lock()  # guards _state
         self._reload_lock = threading.Lock()
@@ -69,7 +78,9 @@ class Coordinator:
             self._task_queue,
             spread_seconds=config.spread_seconds,
             recheck_seconds=config.recheck_seconds,
+            clock=clock,
         )
+        self._scheduler.trust_until(self._ownership.trusted_until)
         self._executor = Executor(
             self._task_queue,
             self._result_queue,
@@ -78,6 +89,7 @@ class Coordinator:
             make_handle=probing.make_handle,
             on_finished=self._scheduler.poll_finished,
             stats=self._stats,
+            may_poll=self._may_poll,
         )
         self._writer = ResultWriter(
             self._result_queue,
@@ -174,6 +186,8 @@ class Coordinator:
         happened: "added", "updated" or "removed" (or "absent")."""
         self._require_running()
         target = self._source.load_one(project_id)
+        if target is not None and not self._ownership.owns(project_id):
+            target = None  # another poller's: it hears of the change too
         if target is not None:
             return "added" if self.add_project(target) else "updated"
         return "removed" if self.remove_project(project_id) else "absent"
@@ -182,6 +196,56 @@ class Coordinator:
         """Make the polled set match the source."""
         self._require_running()
         return self._apply_reload(self._source.load_all())
+
+    # Sharing the projects with other pollers
+
+    @property
+    def ownership(self) -> Ownership:
+        return self._ownership
+
+    def set_ownership(self, ownership: Ownership) -> None:
+        """Poll the projects of these shards from now on, until
+        ownership.trusted_until. Projects of shards lost are dropped (their
+        queued polls are not made); those of shards gained are loaded and
+        continue their cadence from their last stored result."""
+        old, self._ownership = self._ownership, ownership
+        self._scheduler.trust_until(ownership.trusted_until)
+        if old.shards == ownership.shards and old.count == ownership.count:
+            return
+        lost = sorted(old.shards - ownership.shards)
+        gained = sorted(ownership.shards - old.shards)
+        if lost:
+            logger.warning("Lost %d shards: %s", len(lost), _shard_list(lost))
+        if gained:
+            logger.info("Took %d shards: %s", len(gained), _shard_list(gained))
+        if self._state in (RunState.STARTING, RunState.RUNNING):
+            self._apply_reload(self._source.load_all())
+
+    def settle(self, timeout: float) -> bool:
+        """Wait until the polls of projects no longer owned have finished
+        and every result queued by then is saved: before handing their
+        shards over. Returns False if `timeout` passed first."""
+        deadline = self._clock() + timeout
+        owns = self._ownership.owns
+        waiting = {p for p in self._scheduler.in_flight_ids() if not owns(p)}
+        if not self._wait_for(
+            lambda: not waiting & self._scheduler.in_flight_ids(), deadline
+        ):
+            return False
+        queued = self._executor.results_queued
+        return self._wait_for(lambda: self._writer.settled >= queued, deadline)
+
+    def _wait_for(self, condition, deadline: float) -> bool:
+        while not condition():
+            if self._clock() >= deadline or self._stopping.wait(SETTLE_STEP_SECONDS):
+                return False
+        return True
+
+    def _may_poll(self, task: Task) -> bool:
+        ownership = self._ownership
+        return ownership.owns(task.target.project_id) and ownership.trusted(
+            self._clock()
+        )
 
     def scale_to(self, limit: int) -> None:
         self._require_running()
@@ -206,6 +270,10 @@ class Coordinator:
 
     def _apply_reload(self, targets: list[Target]) -> ReloadSummary:
         with self._reload_lock:
+            # Under the lock: a reload racing a change of shards must not
+            # bring back the projects of a shard just lost.
+            owns = self._ownership.owns
+            targets = [t for t in targets if owns(t.project_id)]
             summary = self._scheduler.replace_all(targets)
             self._last_reload_at = datetime.now(UTC)
         logger.info(
@@ -250,6 +318,8 @@ class Coordinator:
             lag_max_ms=_ms(lag_max),
             last_reload_at=self._last_reload_at,
             uptime_seconds=round(uptime, 1),
+            shards_held=len(self._ownership.shards),
+            shard_count=self._ownership.count,
         )
 
     def metrics_text(self) -> bytes:
@@ -266,6 +336,11 @@ class Coordinator:
                     self._source.close()
         finally:
             self._source.close()
+
+
+def _shard_list(shards: list[int]) -> str:
+    shown = ", ".join(str(shard) for shard in shards[:20])
+    return shown + (", ..." if len(shards) > 20 else "")
 
 
 def _left(deadline: float | None) -> float | None:

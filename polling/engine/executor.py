@@ -46,6 +46,7 @@ class Executor:
         make_handle: Callable[[], Handle],
         on_finished: Callable[[int, Outcome | None], None],
         stats: PollStats,
+        may_poll: Callable[[Task], bool] = lambda task: True,
     ) -> None:
         self._tasks = task_queue
         self._results = result_queue
@@ -54,12 +55,17 @@ class Executor:
         self._make_handle = make_handle
         self._on_finished = on_finished
         self._stats = stats
+        self._may_poll = may_poll
         self._lock = threading.Lock()
         self._workers: set[threading.Thread] = set()
         self._to_retire = 0
         self._in_flight = 0
         self._names = iter(range(1, 1 << 62))
         self._stopping = False
+        # Outcomes handed to the result queue, and tasks let go because
+        # this poller no longer owned them (see Ownership).
+        self.results_queued = 0
+        self.disowned = 0
 
     @property
     def limit(self) -> int:
@@ -179,6 +185,11 @@ class Executor:
     def _poll(self, handle: Handle, task: Task) -> None:
         outcome = None
         try:
+            if not self._may_poll(task):
+                # Queued before its shard was lost, or before a pause that
+                # outlasted the lease: another poller may own it now.
+                self.disowned += 1
+                return
             started = time.monotonic()
             outcome = self._probe_counted(handle, task)
             if outcome is None:
@@ -193,6 +204,8 @@ class Executor:
             )
             self._stats.record(outcome, duration_seconds=time.monotonic() - started)
             self._results.put(outcome)
+            with self._lock:
+                self.results_queued += 1
         finally:
             self._on_finished(task.target.project_id, outcome)
 

@@ -25,6 +25,12 @@ GAUGES = [
         "results_pending_write",
         "Results polled but not yet in the database.",
     ),
+    (
+        "poller_shards_held",
+        "shards_held",
+        "Shards of the projects this poller holds (1 of 1 when alone).",
+    ),
+    ("poller_shards", "shard_count", "Shards the projects fall into."),
 ]
 COUNTERS = [
     ("poller_results_written", "results_written", "Results saved to the database."),

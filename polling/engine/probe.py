@@ -42,6 +42,7 @@ MAX_REDIRECTS = 5
 MAX_ERROR_LENGTH = 1000
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 SCHEMES = ("http", "https")
+_PLAIN_PREFIXES = ("http://", "https://")
 # Headers that must not follow a redirect to another origin.
 CREDENTIAL_HEADERS = frozenset({"authorization", "cookie"})
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -65,6 +66,9 @@ class PollFailed(Exception):
         self.status_code = status_code
 
 
+_NO_PHASES = Phases()
+
+
 @dataclass(slots=True)
 class _Trace:
     """What the hops of one poll added up to."""
@@ -73,7 +77,7 @@ class _Trace:
     tls_expires_at: datetime | None = None
 
     def add(self, phases: Phases, tls_expires_at: datetime | None = None) -> None:
-        self.phases += phases
+        self.phases = phases if self.phases == _NO_PHASES else self.phases + phases
         if tls_expires_at and (
             self.tls_expires_at is None or tls_expires_at < self.tls_expires_at
         ):
@@ -202,7 +206,11 @@ def _follow(handle: Transport, target: Target, deadline: float, trace: _Trace):
 
 
 def _first_request(target: Target) -> Request:
-    if urlsplit(target.url).scheme not in SCHEMES:
+    # The prefix test spares most polls a urlsplit().
+    if (
+        not target.url.startswith(_PLAIN_PREFIXES)
+        and urlsplit(target.url).scheme not in SCHEMES
+    ):
         raise PollFailed(f"unsupported URL: {target.url}")
     for name, value in target.headers:
         _check_header(name, value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import threading
 import time
@@ -23,6 +24,11 @@ IDLE_WAIT_SECONDS = 60.0
 # Pops per step; the lock is never held for long, even with 50,000 due at once.
 DISPATCH_BATCH = 1000
 PUT_RETRY_SECONDS = 0.2
+# Projects per hold of the lock in replace_all().
+RELOAD_CHUNK = 2000
+# While the leases are not trusted, how often to look again (a renewal
+# wakes the thread at once).
+UNTRUSTED_WAIT_SECONDS = 1.0
 
 
 def utc_now() -> datetime:
@@ -33,6 +39,15 @@ def first_poll_offset(rank: int, count: int, interval: float, spread: float) -> 
     """Seconds after a load at which the rank-th (from 0) of `count` new
     projects is first polled: evenly over min(interval, spread)."""
     return min(interval, spread) * rank / count
+
+
+def _chunks(items: list) -> Iterable[list]:
+    for first in range(0, len(items), RELOAD_CHUNK):
+        yield items[first : first + RELOAD_CHUNK]
+
+
+def _by_project_id(target: Target) -> int:
+    return target.project_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +89,12 @@ class Scheduler:
         self._due = DueHeap()
         self._in_flight: set[int] = set()
         self._rechecks = Rechecks()
-        # The regular due time of each project whose next poll is a
-        # re-check: the cadence goes on from it.
-        self._cadence: dict[int, float] = {}
+        # The window (wall clock) of each project's scheduled poll.
+        self._windows: dict[int, datetime] = {}
+        # The regular due time and window of each project whose next poll
+        # is a re-check: the cadence goes on from them.
+        self._cadence: dict[int, tuple[float, datetime]] = {}
+        self._trusted_until = math.inf
         self._wakeup = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -84,6 +102,7 @@ class Scheduler:
         self.skipped_busy = 0
         self.skipped_late = 0
         self.rechecked = 0
+        self.continued = 0
 
     # Lifecycle
 
@@ -99,6 +118,12 @@ class Scheduler:
 
     def wakeup(self) -> None:
         self._wakeup.set()
+
+    def trust_until(self, deadline: float) -> None:
+        """Dispatch nothing from `deadline` (monotonic) on, until a later
+        one is given: the poller's leases may have expired by then."""
+        self._trusted_until = deadline
+        self.wakeup()
 
     # What to poll
 
@@ -124,29 +149,61 @@ class Scheduler:
         min(interval, spread_seconds), in project-id order, so thousands of
         projects loaded at once don't fire in the same second. Changed ones
         are due at once; unchanged ones keep their time.
+
+        The lock is taken per chunk of RELOAD_CHUNK projects, so a reload
+        of 300,000 never holds up dispatching for long.
         """
         wanted = {target.project_id: target for target in targets}
         with self._lock:
             removed = [pid for pid in self._targets if pid not in wanted]
-            for project_id in removed:
-                del self._targets[project_id]
-                self._forget(project_id)
-            known = [t for pid, t in wanted.items() if pid in self._targets]
-            new = sorted(
-                (t for pid, t in wanted.items() if pid not in self._targets),
-                key=lambda target: target.project_id,
-            )
-            updated = sum(1 for t in known if self._targets[t.project_id] != t)
-            now = self._clock()
-            for target in known:
-                self._put_target(target, first_due=now)
-            for rank, target in enumerate(new):
-                offset = first_poll_offset(
-                    rank, len(new), target.interval_seconds, self._spread_seconds
-                )
-                self._put_target(target, first_due=now + offset)
+            new_ids = {pid for pid in wanted if pid not in self._targets}
+        for chunk in _chunks(removed):
+            with self._lock:
+                for project_id in chunk:
+                    self._targets.pop(project_id, None)
+                    self._forget(project_id)
+        known = [t for pid, t in wanted.items() if pid not in new_ids]
+        updated = 0
+        for chunk in _chunks(known):
+            with self._lock:
+                now = self._clock()
+                for target in chunk:
+                    old = self._targets.get(target.project_id)
+                    updated += old is not None and old != target
+                    self._put_target(target, first_due=now)
+        new = sorted((wanted[pid] for pid in new_ids), key=_by_project_id)
+        fresh = []
+        for chunk in _chunks(new):
+            with self._lock:
+                fresh += [target for target in chunk if not self._continue(target)]
+        now = self._clock()
+        for first in range(0, len(fresh), RELOAD_CHUNK):
+            with self._lock:
+                for rank in range(first, min(first + RELOAD_CHUNK, len(fresh))):
+                    target = fresh[rank]
+                    offset = first_poll_offset(
+                        rank, len(fresh), target.interval_seconds, self._spread_seconds
+                    )
+                    self._put_target(target, first_due=now + offset)
         self.wakeup()
         return ReloadSummary(added=len(new), updated=updated, removed=len(removed))
+
+    def _continue(self, target: Target) -> bool:
+        """Schedule a project new to this poller at the window after its
+        last stored one, if that window is not over yet: no gap and no
+        extra poll when it was polled elsewhere. Returns False when it
+        should start afresh instead. Caller holds the lock."""
+        if target.heartbeat or target.last_window is None:
+            return False
+        window = target.last_window + timedelta(seconds=target.interval_seconds)
+        wall_now = self._wall_clock()
+        if window + timedelta(seconds=target.interval_seconds) <= wall_now:
+            return False  # a whole window went unpolled: start afresh
+        self._targets[target.project_id] = target
+        due = self._clock() + (window - wall_now).total_seconds()
+        self._schedule(target.project_id, due, window)
+        self.continued += 1
+        return True
 
     def poll_finished(self, project_id: int, outcome: Outcome | None = None) -> None:
         """Called by the executor once a poll is over, with its outcome (None
@@ -168,19 +225,32 @@ class Scheduler:
         """Move the next poll forward to a re-check, if that is sooner.
         Caller holds the lock."""
         project_id = target.project_id
-        regular = self._cadence.get(project_id) or self._due.due(project_id)
-        at = self._clock() + min(target.interval_seconds, self._recheck_seconds)
-        if regular is None or at >= regular:
+        regular = self._cadence.get(project_id)
+        if regular is None and project_id in self._due:
+            regular = (self._due.due(project_id), self._windows[project_id])
+        delay = min(target.interval_seconds, self._recheck_seconds)
+        at = self._clock() + delay
+        if regular is None or at >= regular[0]:
             return False
         self._cadence[project_id] = regular
-        self._due.schedule(project_id, at)
+        self._schedule(project_id, at, self._wall_clock() + timedelta(seconds=delay))
         return True
 
     def _forget(self, project_id: int) -> None:
         """Drop a project's schedule. Caller holds the lock."""
         self._due.remove(project_id)
+        self._windows.pop(project_id, None)
         self._cadence.pop(project_id, None)
         self._rechecks.forget(project_id)
+
+    def _schedule(self, project_id: int, due: float, window: datetime) -> None:
+        """Put the project's next poll on the heap. Caller holds the lock."""
+        self._due.schedule(project_id, due)
+        self._windows[project_id] = window
+
+    def _window_at(self, due: float) -> datetime:
+        """The wall-clock time of a monotonic one."""
+        return self._wall_clock() + timedelta(seconds=due - self._clock())
 
     # Reading
 
@@ -195,6 +265,11 @@ class Scheduler:
     def target(self, project_id: int) -> Target | None:
         return self._targets.get(project_id)
 
+    def in_flight_ids(self) -> set[int]:
+        """Projects whose poll is queued or running."""
+        with self._lock:
+            return set(self._in_flight)
+
     def due_in(self, project_id: int) -> float | None:
         """Seconds until the project is next due, or None if not scheduled."""
         with self._lock:
@@ -206,6 +281,8 @@ class Scheduler:
     def dispatch_due(self) -> float:
         """Queue every poll that is due now. Returns the seconds to wait
         before the next one is due."""
+        if self._clock() >= self._trusted_until:
+            return UNTRUSTED_WAIT_SECONDS
         while True:
             tasks, more = self._take_due()
             for task in tasks:
@@ -222,43 +299,43 @@ class Scheduler:
 
     def _take_due(self) -> tuple[list[Task], bool]:
         now = self._clock()
-        wall_now = self._wall_clock()
         tasks = []
         with self._lock:
             due_now = self._due.pop_due(now, DISPATCH_BATCH)
             for project_id, due in due_now:
                 target = self._targets[project_id]
-                recheck, due = self._schedule_next(project_id, due, now, target)
+                recheck, window = self._schedule_next(project_id, due, now, target)
                 if project_id in self._in_flight:
                     self.skipped_busy += 1
                     continue
                 self._in_flight.add(project_id)
-                late_by = timedelta(seconds=now - due)
-                tasks.append(
-                    Task(target=target, due_at=wall_now - late_by, recheck=recheck)
-                )
+                tasks.append(Task(target=target, due_at=window, recheck=recheck))
         return tasks, len(due_now) == DISPATCH_BATCH
 
     def _schedule_next(
         self, project_id: int, due: float, now: float, target: Target
-    ) -> tuple[bool, float]:
+    ) -> tuple[bool, datetime]:
         """Schedule the poll after the one due now. Returns whether the one
-        due now is a re-check, and when it was due (after skipping missed
+        due now is a re-check, and its window (after skipping missed
         ticks). Caller holds the lock."""
-        interval = target.interval_seconds
+        step = timedelta(seconds=target.interval_seconds)
+        window = self._windows.pop(project_id, None) or self._window_at(due)
         regular = self._cadence.pop(project_id, None)
         if regular is not None:
             self.rechecked += 1
-            while regular <= now:  # the re-check stands in for it
-                regular += interval
-            self._due.schedule(project_id, regular)
-            return True, due
-        missed = int((now - due) // interval)
+            regular_due, regular_window = regular
+            while regular_due <= now:  # the re-check stands in for it
+                regular_due += target.interval_seconds
+                regular_window += step
+            self._schedule(project_id, regular_due, regular_window)
+            return True, window
+        missed = int((now - due) // target.interval_seconds)
         if missed:
             self.skipped_late += missed
-            due += missed * interval
-        self._due.schedule(project_id, due + interval)
-        return False, due
+            due += missed * target.interval_seconds
+            window += missed * step
+        self._schedule(project_id, due + target.interval_seconds, window + step)
+        return False, window
 
     def _put(self, task: Task) -> bool:
         """Block until the queue takes the task (backpressure: nothing is
@@ -279,10 +356,13 @@ class Scheduler:
         old = self._targets.get(target.project_id)
         self._targets[target.project_id] = target
         if old is None:
-            self._due.schedule(target.project_id, self._due_for(target, first_due))
+            due = self._due_for(target, first_due)
         elif old != target:
             self._cadence.pop(target.project_id, None)
-            self._due.schedule(target.project_id, self._due_for(target, self._clock()))
+            due = self._due_for(target, self._clock())
+        else:
+            return False
+        self._schedule(target.project_id, due, self._window_at(due))
         return old is None
 
     def _due_for(self, target: Target, default: float) -> float:

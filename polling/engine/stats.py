@@ -67,7 +67,10 @@ class PollStats:
         seconds; None for each percentile when nothing was polled."""
         with self._lock:
             self._forget_before(self._clock() - LAG_WINDOW_SECONDS)
-            lags = sorted(lag for _, lag in self._lags)
+            window = list(self._lags)
+        # Sorted outside the lock: at 5,000 polls/s the window holds 300,000
+        # lags, and every worker records into it.
+        lags = sorted(lag for _, lag in window)
         if not lags:
             return [None for _ in percentiles]
         return [percentile(lags, p) for p in percentiles]

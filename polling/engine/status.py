@@ -42,6 +42,9 @@ class PollerStatus:
     lag_max_ms: float | None
     last_reload_at: datetime | None
     uptime_seconds: float
+    # Shards this poller holds, of how many (1 of 1 when it polls alone).
+    shards_held: int = 1
+    shard_count: int = 1
 
     @property
     def skipped_ticks(self) -> int:

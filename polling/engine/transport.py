@@ -254,6 +254,8 @@ class Transport:
     def _certificate_expiry(self, url: str) -> datetime | None:
         """When the server's certificate expires: read after a handshake,
         remembered for later polls over the same connection."""
+        if url.startswith("http://"):
+            return None
         parts = urlsplit(url)
         if parts.scheme != "https":
             return None

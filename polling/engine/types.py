@@ -65,6 +65,10 @@ class Target:
     # that end it; until then the scheduler polls sooner (rechecks.py).
     failure_threshold: int = 1
     recovery_threshold: int = 1
+    # The window of its last stored result (wall clock, UTC), so a poller
+    # taking the project over continues its cadence. Not part of what is
+    # polled: a reload never counts it as a change.
+    last_window: datetime | None = field(default=None, compare=False)
 
     @property
     def reads_body(self) -> bool:
@@ -77,7 +81,10 @@ class Task:
     """A poll that is due: the scheduler puts these on the task queue."""
 
     target: Target
-    due_at: datetime  # wall clock, UTC
+    # The start of the window this poll is for (wall clock, UTC): exactly
+    # the previous window plus the interval, so every poller computes the
+    # same windows and the store keeps one result per project and window.
+    due_at: datetime
     # An extra poll of a failing or recovering project, between its
     # regular ones.
     recheck: bool = False

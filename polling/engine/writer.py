@@ -76,6 +76,11 @@ class ResultWriter:
         self.unsaved = 0
 
     @property
+    def settled(self) -> int:
+        """Outcomes done with: saved (or dropped by the store) or set aside."""
+        return self.written + self.rejected
+
+    @property
     def pending(self) -> int:
         """Outcomes taken from the queue but not yet saved."""
         return len(self._batch)

@@ -110,6 +110,8 @@ def compact_day(day: date) -> int:
             responses=Sum("responses"),
             response_time_sum_ms=Sum("response_time_sum_ms"),
             response_time_max_ms=Max("response_time_max_ms"),
+            maintenance_polls=Sum("maintenance_polls"),
+            maintenance_failures=Sum("maintenance_failures"),
         )
         .order_by()
     )

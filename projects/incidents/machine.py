@@ -40,6 +40,9 @@ class Poll:
     error: str = ""
     status_code: int | None = None
     response_time_ms: int | None = None
+    # When the certificate the poll saw expires (https only); the state
+    # step keeps it on the project.
+    tls_expires_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,11 +1,12 @@
 """The result writer's project-state step.
 
-It runs in the writer's transaction after the polls are inserted. It
-locks the batch's project rows (in id order, on PostgreSQL) and reads
-their stored streaks, runs the polls through the decision table, and
-writes each project's new state. Deciding from locked rows, not from
-memory, keeps the decision right across restarts and with several writers:
-a second writer waits for the first to commit and then sees its result.
+It runs in the writer's transaction in two parts. First, before the polls
+are inserted, it locks the batch's project rows (in id order, on
+PostgreSQL) and reads their stored streaks; after, it runs the polls
+through the decision table and writes each project's new state. Deciding
+from locked rows, not from memory, keeps the decision right across
+restarts and with several writers: a second writer waits for the first to
+commit and then sees its result.
 """
 
 from __future__ import annotations
@@ -17,58 +18,38 @@ from datetime import UTC, datetime
 from django.db import connection
 from django.utils.dateparse import parse_datetime
 
+from projects.batch_writes import datetime_adapter, update_rows
 from projects.incidents.machine import Effect, Poll, Streak, Thresholds, run
 from projects.maintenance import MaintenanceSchedule
 from projects.models import Project, Status
 
 _COLUMNS = """id, state, consecutive_failures, consecutive_successes, failing_since,
     failure_threshold, recovery_threshold"""
+# What the writer sets on each project of a batch, in _state_row's order.
+STATE_FIELDS = [
+    "last_polled_at",
+    "last_status",
+    "last_status_code",
+    "last_response_time_ms",
+    "state",
+    "consecutive_failures",
+    "consecutive_successes",
+    "failing_since",
+    "tls_expires_at",
+]
+Stored = tuple[Streak, Thresholds]
 
 
-def save_states(cursor, polls: Sequence[Poll]) -> dict[int, Effect]:
-    """Update each project's current state from its polls in this batch.
-    Returns what the polls did to each project that still exists.
-
-    `cursor` is the writer's cursor in its transaction (a DB-API cursor
-    taking %s parameters)."""
-    by_project: dict[int, list[Poll]] = defaultdict(list)
-    for poll in sorted(polls, key=lambda p: p.at):
-        by_project[poll.project_id].append(poll)
-    if not by_project:
-        return {}
-    stored = _lock_and_read(cursor, sorted(by_project))
-    in_maintenance = _maintenance_test(polls)
-    effects = {
-        project_id: run(
-            streak, by_project[project_id], thresholds, in_maintenance=in_maintenance
-        )
-        for project_id, (streak, thresholds) in stored.items()
-    }
-    rows = [_state_row(by_project[pid][-1], e.after) for pid, e in effects.items()]
-    cursor.executemany(_update_sql(), rows)
-    return effects
-
-
-def _maintenance_test(polls: Sequence[Poll]) -> Callable[[Poll], bool]:
-    """Whether a poll of the batch fell in a maintenance window."""
-    start, end = min(p.at for p in polls), max(p.at for p in polls)
-    schedule = MaintenanceSchedule.load(start, end)
-    if schedule.empty:
-        return _never
-    return lambda poll: schedule.covers(poll.project_id, poll.at)
-
-
-def _never(poll: Poll) -> bool:
-    return False
-
-
-def _lock_and_read(cursor, project_ids: list[int]) -> dict[int, tuple]:
+def lock_projects(cursor, project_ids: Sequence[int]) -> dict[int, Stored]:
     """{id: (Streak, Thresholds)} of the projects that exist, locked until
-    the transaction ends."""
+    the transaction ends. The writer calls it first: outcomes of projects
+    missing here were deleted meanwhile and are dropped."""
     table = connection.ops.quote_name(Project._meta.db_table)
+    project_ids = sorted(set(project_ids))
     if connection.vendor == "postgresql":
-        # NO KEY UPDATE, not UPDATE: the rows inserted just before hold
-        # KEY SHARE locks on their projects, which UPDATE would wait for.
+        # NO KEY UPDATE, not UPDATE: rows of other tables referring to the
+        # project (the polls inserted next, by this writer or another) take
+        # KEY SHARE locks on it, which UPDATE would conflict with.
         cursor.execute(
             f"SELECT {_COLUMNS} FROM {table} WHERE id = ANY(%s) "
             "ORDER BY id FOR NO KEY UPDATE",
@@ -82,6 +63,63 @@ def _lock_and_read(cursor, project_ids: list[int]) -> dict[int, tuple]:
             f"SELECT {_COLUMNS} FROM {table} WHERE id IN ({marks})", project_ids
         )
     return {row[0]: _streak_and_thresholds(row) for row in cursor.fetchall()}
+
+
+def save_states(
+    cursor,
+    polls: Sequence[Poll],
+    stored: dict[int, Stored],
+    *,
+    in_maintenance: Callable[[Poll], bool] | None = None,
+) -> dict[int, Effect]:
+    """Update each project's current state from its polls in this batch.
+    Returns what the polls did to each project.
+
+    `stored` is what lock_projects() read; every poll's project is in it.
+    `cursor` is the writer's cursor in its transaction (see
+    projects.batch_writes); `in_maintenance` is maintenance_test(polls),
+    when the caller has it already."""
+    by_project: dict[int, list[Poll]] = defaultdict(list)
+    for poll in sorted(polls, key=lambda p: p.at):
+        by_project[poll.project_id].append(poll)
+    if not by_project:
+        return {}
+    if in_maintenance is None:
+        in_maintenance = maintenance_test(polls)
+    effects = {
+        project_id: run(
+            stored[project_id][0],
+            project_polls,
+            stored[project_id][1],
+            in_maintenance=in_maintenance,
+        )
+        for project_id, project_polls in by_project.items()
+    }
+    adapt = datetime_adapter()
+    rows = [_state_row(by_project[pid], e.after, adapt) for pid, e in effects.items()]
+    update_rows(
+        cursor,
+        Project,
+        STATE_FIELDS,
+        rows,
+        expressions={"tls_expires_at": "COALESCE({new}, {old})"},
+    )
+    return effects
+
+
+def maintenance_test(polls: Sequence[Poll]) -> Callable[[Poll], bool]:
+    """Whether a poll of the batch fell in a maintenance window."""
+    if not polls:
+        return _never
+    start, end = min(p.at for p in polls), max(p.at for p in polls)
+    schedule = MaintenanceSchedule.load(start, end)
+    if schedule.empty:
+        return _never
+    return lambda poll: schedule.covers(poll.project_id, poll.at)
+
+
+def _never(poll: Poll) -> bool:
+    return False
 
 
 def _streak_and_thresholds(row: tuple) -> tuple[Streak, Thresholds]:
@@ -100,8 +138,11 @@ def _aware(value: datetime | str | None) -> datetime | None:
     return value.replace(tzinfo=UTC)
 
 
-def _state_row(last: Poll, streak: Streak) -> tuple:
-    adapt = connection.ops.adapt_datetimefield_value
+def _state_row(polls: list[Poll], streak: Streak, adapt: Callable) -> tuple:
+    """The project's new values of STATE_FIELDS, then its id, from its
+    polls in time order."""
+    last = polls[-1]
+    expiries = [p.tls_expires_at for p in polls if p.tls_expires_at is not None]
     return (
         adapt(last.at),
         Status.UP if last.up else Status.DOWN,
@@ -111,20 +152,6 @@ def _state_row(last: Poll, streak: Streak) -> tuple:
         streak.failures,
         streak.successes,
         adapt(streak.failing_since),
+        adapt(expiries[-1] if expiries else None),
         last.project_id,
     )
-
-
-def _update_sql() -> str:
-    return f"""
-        UPDATE {connection.ops.quote_name(Project._meta.db_table)} SET
-            last_polled_at = %s,
-            last_status = %s,
-            last_status_code = %s,
-            last_response_time_ms = %s,
-            state = %s,
-            consecutive_failures = %s,
-            consecutive_successes = %s,
-            failing_since = %s
-        WHERE id = %s
-    """

@@ -4,7 +4,7 @@ notifications about them."""
 from projects.models.housekeeping import HousekeepingRun
 from projects.models.incidents import Incident
 from projects.models.maintenance import MaintenanceWindow
-from projects.models.monitor import MonitorOutage, PollerNode
+from projects.models.monitor import MonitorOutage, PollerNode, ShardLease
 from projects.models.notifications import (
     DeliveryAttempt,
     Notification,
@@ -21,6 +21,7 @@ from projects.models.project import (
 )
 from projects.models.results import (
     MAX_MESSAGE_LENGTH,
+    MAX_PHASE_MS,
     DailyRollup,
     HourlyRollup,
     PollResult,
@@ -32,6 +33,7 @@ __all__ = [
     "MAX_ERROR_MESSAGE_LENGTH",
     "MAX_INTERVAL_SECONDS",
     "MAX_MESSAGE_LENGTH",
+    "MAX_PHASE_MS",
     "MAX_TIMEOUT_SECONDS",
     "DailyRollup",
     "DeliveryAttempt",
@@ -45,5 +47,6 @@ __all__ = [
     "PollResult",
     "PollerNode",
     "Project",
+    "ShardLease",
     "Status",
 ]

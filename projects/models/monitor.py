@@ -34,6 +34,30 @@ class PollerNode(models.Model):
         return self.name
 
 
+class ShardLease(models.Model):
+    """Which runpoller polls one shard of the projects (project id modulo
+    POLLER_SHARDS), and until when, on PostgreSQL (polling/leases.py).
+
+    The owner renews its leases every few seconds; a lease past expires_at
+    is free for any poller to take, and `token` increases on every
+    takeover, so the writer of a poller that lost a shard can tell.
+    """
+
+    shard = models.PositiveIntegerField(primary_key=True)
+    owner = models.ForeignKey(
+        PollerNode,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="leases",
+    )
+    expires_at = models.DateTimeField(null=True, blank=True)
+    token = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"shard {self.shard}"
+
+
 class MonitorOutage(models.Model):
     """A time when the monitor itself was the likely cause: its poller
     fell silent, or most of its targets failed at once."""

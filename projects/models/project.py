@@ -238,6 +238,16 @@ class Project(models.Model):
         editable=False,
         help_text="The first failed poll of the current failing streak.",
     )
+    # The writer keeps the last one seen: a poll that fails before TLS
+    # leaves it as it was.
+    tls_expires_at = models.DateTimeField(
+        "certificate expires",
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the server's TLS certificate expires, as the latest "
+        "https poll saw it.",
+    )
 
     class Meta:
         ordering = ["name"]

@@ -2,9 +2,12 @@ from __future__ import annotations
 
 from django.db import models
 
-from projects.models.indexes import TimeIndex
+from projects.models.indexes import PackedIndex, TimeIndex
 from projects.models.project import Project, Status
 
+# The phases are stored as smallints (2 bytes each, nothing when null): a
+# phase longer than this is stored as this.
+MAX_PHASE_MS = 32767
 # A failed poll's reason, or a ping's body (at most 10 KB). Long values
 # only come from pings; PostgreSQL stores a varchar by its length, so the
 # limit costs the other rows nothing.
@@ -12,11 +15,16 @@ MAX_MESSAGE_LENGTH = 10 * 1024
 
 
 class PollResult(models.Model):
-    # No index of its own: pollresult_project_latest starts with project.
+    # No index of its own: pollresult_one_per_window starts with project.
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="results", db_index=False
     )
-    polled_at = models.DateTimeField(help_text="When the request started (UTC).")
+    polled_at = models.DateTimeField(
+        help_text=(
+            "The start of the window the poll was scheduled for (UTC); the "
+            "request starts then, or as late as the poller's lag."
+        )
+    )
     status = models.CharField(max_length=4, choices=Status)
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     response_time_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -26,14 +34,34 @@ class PollResult(models.Model):
         blank=True,
         help_text="Why the poll failed, or the body a ping sent.",
     )
+    # Where the response time went, summed over redirects; null when the
+    # phase did not happen (a reused connection needs no DNS, connect or
+    # TLS; plain http has no TLS; a poll that failed early got no byte).
+    dns_ms = models.PositiveSmallIntegerField("DNS (ms)", null=True, blank=True)
+    connect_ms = models.PositiveSmallIntegerField("connect (ms)", null=True, blank=True)
+    tls_ms = models.PositiveSmallIntegerField("TLS (ms)", null=True, blank=True)
+    first_byte_ms = models.PositiveSmallIntegerField(
+        "first byte (ms)",
+        null=True,
+        blank=True,
+        help_text="From the request sent to the response's first byte.",
+    )
 
     class Meta:
         indexes = [
-            # Latest results of one project: the project page, the admin
-            # "latest results" table, the dashboard heartbeat strip. Ties on
-            # polled_at are too rare to be worth 8 bytes a row for the id.
-            models.Index(
-                fields=["project", "-polled_at"], name="pollresult_project_latest"
+            # One result per project and window, however many pollers (a
+            # unique index: the writers insert with ON CONFLICT DO
+            # NOTHING). Also the latest results of one project: the
+            # project page, the admin "latest results" table, the
+            # dashboard heartbeat strip, each reading it backwards.
+            # Ascending, so each project's new polls go to the right end
+            # of its pages, which PostgreSQL then splits leaving the left
+            # page full: descending, every split left two half-empty pages
+            # (56 bytes a poll, not 29).
+            PackedIndex(
+                fields=["project", "polled_at"],
+                name="pollresult_one_per_window",
+                unique=True,
             ),
             # Results older than a date (retention) or within a day (the
             # admin's date drill-down); BRIN on PostgreSQL.
@@ -52,8 +80,45 @@ class PollResult(models.Model):
     def __str__(self) -> str:
         return f"{self.project_id} {self.status} at {self.polled_at:%Y-%m-%d %H:%M:%S}"
 
+    @property
+    def phases(self) -> list[tuple[str, int]]:
+        """(name, ms) of the phases this poll went through, in order."""
+        named = [
+            ("DNS", self.dns_ms),
+            ("connect", self.connect_ms),
+            ("TLS", self.tls_ms),
+            ("first byte", self.first_byte_ms),
+        ]
+        return [(name, ms) for name, ms in named if ms is not None]
 
-class HourlyRollup(models.Model):
+    @property
+    def phases_text(self) -> str:
+        """ "DNS 2 · connect 1 · TLS 12 · first byte 30 ms", or "" when no
+        phase was timed."""
+        parts = [f"{name} {ms}" for name, ms in self.phases]
+        return f"{' · '.join(parts)} ms" if parts else ""
+
+
+class RollupSums(models.Model):
+    """The sums a rollup keeps of one project's polls in its period."""
+
+    polls = models.PositiveIntegerField(default=0)
+    failures = models.PositiveIntegerField(default=0)
+    # Polls that got a response; the average response time is
+    # response_time_sum_ms / responses.
+    responses = models.PositiveIntegerField(default=0)
+    response_time_sum_ms = models.BigIntegerField(default=0)
+    response_time_max_ms = models.PositiveIntegerField(null=True, blank=True)
+    # Of the polls and failures above, those made during a maintenance
+    # window: uptime leaves them out and shows them apart.
+    maintenance_polls = models.PositiveIntegerField(default=0)
+    maintenance_failures = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+class HourlyRollup(RollupSums):
     """One project's polls in one UTC hour, summed.
 
     The poller's result writer keeps these in step with PollResult, in the
@@ -66,13 +131,6 @@ class HourlyRollup(models.Model):
         Project, on_delete=models.CASCADE, related_name="hourly_rollups", db_index=False
     )
     hour = models.DateTimeField(help_text="Start of the UTC hour.")
-    polls = models.PositiveIntegerField(default=0)
-    failures = models.PositiveIntegerField(default=0)
-    # Polls that got a response; the average response time is
-    # response_time_sum_ms / responses.
-    responses = models.PositiveIntegerField(default=0)
-    response_time_sum_ms = models.BigIntegerField(default=0)
-    response_time_max_ms = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -92,7 +150,7 @@ class HourlyRollup(models.Model):
         return f"{self.project_id} {self.hour:%Y-%m-%d %H}:00 {self.polls} polls"
 
 
-class DailyRollup(models.Model):
+class DailyRollup(RollupSums):
     """One project's polls in one UTC day, summed from its hourly rollups.
 
     Filled by projects.housekeeping.compaction once a day is over; the
@@ -105,11 +163,6 @@ class DailyRollup(models.Model):
         Project, on_delete=models.CASCADE, related_name="daily_rollups", db_index=False
     )
     day = models.DateField(help_text="The UTC day.")
-    polls = models.PositiveIntegerField(default=0)
-    failures = models.PositiveIntegerField(default=0)
-    responses = models.PositiveIntegerField(default=0)
-    response_time_sum_ms = models.BigIntegerField(default=0)
-    response_time_max_ms = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [

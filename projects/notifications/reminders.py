@@ -2,6 +2,9 @@
 each of its channels with `reminder_minutes` is told again once per that
 many minutes since the incident was confirmed.
 
+Nothing is sent about a project under maintenance; its reminder goes out
+when the window ends, if the incident is still open then.
+
 The key names the period, so a run repeated (or two at once) queues
 nothing twice, and a tasks process that was down for hours sends one
 reminder, not the missed ones.
@@ -14,6 +17,7 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
+from projects.maintenance import MaintenanceSchedule
 from projects.models import Incident, Notification
 from projects.notifications.payloads import incident_payload
 
@@ -23,7 +27,8 @@ REMINDER = Notification.Event.REMINDER
 def queue_reminders(*, now: Callable[[], datetime] = timezone.now) -> int:
     """Queues the reminders due now; returns how many."""
     current = now()
-    rows = [row for incident in _open_incidents() for row in _due(incident, current)]
+    incidents = _open_incidents(current)
+    rows = [row for incident in incidents for row in _due(incident, current)]
     existing = set(
         Notification.objects.filter(key__in=[row.key for row in rows]).values_list(
             "key", flat=True
@@ -38,11 +43,16 @@ def queue_reminders(*, now: Callable[[], datetime] = timezone.now) -> int:
     return len(fresh)
 
 
-def _open_incidents():
-    return (
-        Incident.objects.filter(resolved_at=None, acknowledged_at=None)
-        .select_related("project", "acknowledged_by")
-        .prefetch_related("project__channels")
+def _open_incidents(now: datetime):
+    """Open, unacknowledged incidents of projects not under maintenance."""
+    incidents = Incident.objects.filter(resolved_at=None, acknowledged_at=None)
+    maintained = MaintenanceSchedule.load(now, now).covered_projects(now)
+    if maintained is None:
+        return []
+    if maintained:
+        incidents = incidents.exclude(project_id__in=maintained)
+    return incidents.select_related("project", "acknowledged_by").prefetch_related(
+        "project__channels"
     )
 
 

@@ -1,7 +1,7 @@
 """Each project's latest polls, for the heartbeat strips on the overview.
 
 One query for a whole page of projects. Each project's polls come from its
-own short scan of the (project, -polled_at) index; a window function
+own short scan of the (project, polled_at) index; a window function
 over all polls of the page's projects would read millions of rows.
 """
 

@@ -39,7 +39,7 @@ def poll_history(
 
 def _older_than(polls, before: int):
     # Ties on polled_at (rare) are broken by id; the page is read from the
-    # (project, -polled_at) index.
+    # (project, polled_at) index, backwards.
     then = Subquery(PollResult.objects.filter(pk=before).values("polled_at"))
     return polls.filter(polled_at__lte=then).filter(
         Q(polled_at__lt=then) | Q(id__lt=before)

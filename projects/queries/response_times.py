@@ -20,6 +20,9 @@ from projects.queries.ranges import TimeRange
 from projects.queries.sources import daily_part, daily_until, hourly_part
 from projects.rollups import rollup_hour
 
+# PollResult's phase columns, in the order a poll goes through them.
+PHASES = ("dns_ms", "connect_ms", "tls_ms", "first_byte_ms")
+
 
 @dataclass(frozen=True, slots=True)
 class Bucket:
@@ -28,6 +31,10 @@ class Bucket:
     failures: int
     avg_ms: float | None  # None when no poll got a response
     max_ms: int | None
+    # Average ms per poll with a response spent in each of PHASES (a poll
+    # that skipped a phase adds 0). None when the range reads rollups,
+    # which keep no phases, or when no poll timed any.
+    phases: tuple[float, ...] | None = None
 
     @property
     def failure_share(self) -> float:
@@ -52,9 +59,17 @@ def response_time_buckets(
             failures=row["failures"],
             avg_ms=row["avg_ms"],
             max_ms=row["max_ms"],
+            phases=_phase_averages(row),
         )
         for row in rows
     ]
+
+
+def _phase_averages(row: dict) -> tuple[float, ...] | None:
+    sums = [row.get(f"{phase}_sum") for phase in PHASES]
+    if all(total is None for total in sums) or not row.get("responses"):
+        return None
+    return tuple((total or 0) / row["responses"] for total in sums)
 
 
 def _from_polls(project_id: int, start: datetime, width: int) -> QuerySet:
@@ -67,6 +82,8 @@ def _from_polls(project_id: int, start: datetime, width: int) -> QuerySet:
             failures=Count("id", filter=Q(status=Status.DOWN)),
             avg_ms=Avg("response_time_ms"),
             max_ms=Max("response_time_ms"),
+            responses=Count("response_time_ms"),
+            **{f"{phase}_sum": Sum(phase) for phase in PHASES},
         )
         .order_by("bucket")
     )

@@ -3,7 +3,9 @@
 The buckets arrive already aggregated (at most ~300), so this only maps
 them to coordinates. Average and maximum are told apart by line style
 (solid, dashed) and failures sit in their own labelled band, so nothing
-depends on telling colours apart.
+depends on telling colours apart. Where the buckets carry phases, each one
+gets a column under the lines stacking where the average poll's time went,
+in the order of the legend (each column's tooltip lists them).
 """
 
 from __future__ import annotations
@@ -45,6 +47,14 @@ BAND = {
     "label_y": BAND_TOP + BAND_HEIGHT / 2,
     "column_height": BAND_TOP + BAND_HEIGHT - TOP,
 }
+# The phase stack's parts, bottom up: (CSS class suffix, legend label), in
+# the order of Bucket.phases.
+PHASE_PARTS = (
+    ("dns", "DNS"),
+    ("connect", "connect"),
+    ("tls", "TLS"),
+    ("first-byte", "first byte (server)"),
+)
 # A line breaks where polls are missing for longer than this many
 # buckets or poll intervals, whichever is longer.
 GAP_FACTOR = 2.5
@@ -72,6 +82,7 @@ def response_chart(
     scale = Scale(time_range.start(now), now, nice_ceiling(peak * HEADROOM))
     width = timedelta(seconds=time_range.bucket_seconds)
     gap = width * GAP_FACTOR + timedelta(seconds=interval_seconds * GAP_FACTOR)
+    phase_bars = list(phase_stacks(buckets, scale, width))
     return {
         "buckets": buckets,
         "range": time_range,
@@ -82,6 +93,8 @@ def response_chart(
         "avg_path": line_path(buckets, scale, lambda b: b.avg_ms, width, gap),
         "max_path": line_path(buckets, scale, lambda b: b.max_ms, width, gap),
         "failure_bars": list(failure_bars(buckets, scale, width)),
+        "phase_bars": phase_bars,
+        "phase_parts": PHASE_PARTS if phase_bars else (),
         "columns": list(columns(buckets, scale, width)),
         "y_ticks": [(scale.y(ms), f"{ms:g} ms") for ms in y_tick_values(scale.y_max)],
         "x_ticks": list(x_ticks(scale, time_range.tick_seconds)),
@@ -139,6 +152,28 @@ def failure_bars(
             }
 
 
+def phase_stacks(
+    buckets: list[Bucket], scale: Scale, width: timedelta
+) -> Iterator[dict]:
+    """A rectangle per phase and bucket, each on top of the one before."""
+    for bucket in buckets:
+        if bucket.phases is None:
+            continue
+        x, bar_width = _span(bucket, scale, width)
+        below = 0.0
+        for (part, _), ms in zip(PHASE_PARTS, bucket.phases, strict=True):
+            top, bottom = scale.y(below + ms), scale.y(below)
+            below += ms
+            if bottom - top > 0:
+                yield {
+                    "part": part,
+                    "x": x,
+                    "y": top,
+                    "width": bar_width,
+                    "height": round(bottom - top, 1),
+                }
+
+
 def columns(buckets: list[Bucket], scale: Scale, width: timedelta) -> Iterator[dict]:
     """One invisible full-height column per bucket, carrying its tooltip."""
     for bucket in buckets:
@@ -156,6 +191,9 @@ def _bucket_title(bucket: Bucket) -> str:
     parts = [f"{when:%Y-%m-%d %H:%M}"]
     if bucket.avg_ms is not None:
         parts.append(f"average {bucket.avg_ms:.0f} ms, maximum {bucket.max_ms} ms")
+    if bucket.phases is not None:
+        phases = zip(PHASE_PARTS, bucket.phases, strict=True)
+        parts.append(", ".join(f"{label} {ms:.0f}" for (_, label), ms in phases))
     parts.append(f"{bucket.failures} of {bucket.polls} polls failed")
     return " · ".join(parts)
 

@@ -49,6 +49,16 @@ def percent(uptime: Uptime) -> str:
 
 
 @register.filter
+def maintenance_share(uptime: Uptime) -> str:
+    """The share of polls made during maintenance, like percent(); empty
+    when there were none."""
+    value = uptime.maintenance_percent
+    if value is None:
+        return ""
+    return "100%" if value == 100 else f"{math.ceil(value * 100) / 100:.2f}%"
+
+
+@register.filter
 def uptime_class(uptime: Uptime) -> str:
     value = uptime.percent
     if value is None:

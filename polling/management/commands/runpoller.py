@@ -10,16 +10,25 @@ import threading
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
+from django.utils import timezone
 
 from polling.auth import control_token
 from polling.checks import parse_bind
+from polling.children import ChildPollers, run_children
 from polling.control import ControlServer
 from polling.engine.coordinator import Coordinator
 from polling.engine.status import PollerStatus
 from polling.engine.types import RunState
+from polling.leases import LeaseKeeper
 from polling.node import NodeHeartbeat
-from polling.wiring import config_from_settings, database_coordinator
+from polling.sqlite_lock import PollerAlreadyRunning, SinglePollerLock, lock_for
+from polling.wiring import (
+    config_from_settings,
+    database_coordinator,
+    shared_coordinator,
+    shares_projects,
+)
 
 logger = logging.getLogger("polling")
 
@@ -46,6 +55,12 @@ class Command(BaseCommand):
             help="seconds between status lines in the log (default 30)",
         )
         parser.add_argument(
+            "--processes",
+            type=int,
+            default=1,
+            help="start this many pollers under this process (PostgreSQL)",
+        )
+        parser.add_argument(
             "--no-control",
             action="store_true",
             help="do not serve the control endpoint",
@@ -59,16 +74,38 @@ class Command(BaseCommand):
         status_interval,
         log_level,
         no_control,
+        processes,
         **options,
     ):
         if log_level:
             logging.getLogger().setLevel(log_level)
+        if processes != 1:
+            return self._parent(
+                processes,
+                _child_args(
+                    max_concurrent=max_concurrent,
+                    reload_interval=reload_interval,
+                    status_interval=status_interval,
+                    log_level=log_level,
+                    no_control=no_control,
+                ),
+            )
+        lock = _single_poller_lock()
+        try:
+            return self._run(
+                max_concurrent, reload_interval, status_interval, no_control
+            )
+        finally:
+            if lock:
+                lock.release()
+
+    def _run(self, max_concurrent, reload_interval, status_interval, no_control):
         config = config_from_settings(
             max_concurrent_http=max_concurrent,
             reload_interval=reload_interval,
             status_log_seconds=status_interval,
         )
-        coordinator = database_coordinator(config)
+        coordinator, keeper = _coordinator(config)
         control = None if no_control else _control_server(coordinator)
         stop = threading.Event()
         previous_handlers = _stop_on_signals(stop)
@@ -77,6 +114,8 @@ class Command(BaseCommand):
             _start(coordinator, control)
             heartbeat = _heartbeat(coordinator, control)
             heartbeat.start()
+            if keeper:
+                keeper.start()
             while not stop.wait(config.status_log_seconds):
                 logger.info(coordinator.status().line())
             self.stdout.write("Stopping: finishing polls in flight, saving results.")
@@ -86,11 +125,28 @@ class Command(BaseCommand):
             if control:
                 control.stop()
             coordinator.stop(config.stop_timeout)
+            if keeper:
+                _hand_over(keeper)
             if heartbeat:
                 heartbeat.stop()
             for signum, handler in previous_handlers.items():
                 signal.signal(signum, handler)
         return self._summary(coordinator.status())
+
+    def _parent(self, processes: int, args: list[str]) -> str:
+        """Run `processes` pollers as children and wait for them."""
+        if processes < 1:
+            raise CommandError("--processes must be at least 1.")
+        if not shares_projects():
+            raise CommandError(
+                "--processes needs PostgreSQL: on SQLite only one poller may "
+                "run (DATABASE_URL=postgres://...)."
+            )
+        children = ChildPollers(processes, args, env=dict(os.environ))
+        status = run_children(children, settings.POLLER_CONTROL_BIND)
+        if status:
+            raise CommandError(f"A poller exited with status {status}.")
+        return f"Stopped {processes} pollers."
 
     def _summary(self, status: PollerStatus) -> str:
         """The final status as one JSON line (for tools), then in words; an
@@ -105,6 +161,53 @@ class Command(BaseCommand):
             f"Stopped. {status.line()}; "
             f"{status.dropped_at_stop} queued polls were not started"
         )
+
+
+def _child_args(**options) -> list[str]:
+    """The options a child runpoller gets: the parent's own."""
+    args = []
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            args.append(flag)
+        elif value not in (None, False):
+            args += [flag, str(value)]
+    return args
+
+
+def _coordinator(config) -> tuple[Coordinator, LeaseKeeper | None]:
+    """On PostgreSQL, a poller sharing the projects with the others
+    through shard leases (registered first: the leases name it); on
+    SQLite, the only one."""
+    if not shares_projects():
+        return database_coordinator(config), None
+    node = NodeHeartbeat()
+    try:
+        node.register(timezone.now())
+    except DatabaseError as error:
+        raise CommandError(f"Cannot register this poller: {error}") from error
+    return shared_coordinator(config, node_id=node.node_id)
+
+
+def _hand_over(keeper: LeaseKeeper) -> None:
+    """Once every result is saved: give the leases back, so the other
+    pollers take over at their next tick instead of after the TTL."""
+    keeper.stop()
+    try:
+        keeper.release_all()
+    except DatabaseError as error:
+        logger.warning("Could not release the shard leases: %s", error)
+
+
+def _single_poller_lock() -> SinglePollerLock | None:
+    """On SQLite, hold the database's poller lock, or refuse to start."""
+    lock = lock_for(connection.settings_dict)
+    if lock is not None:
+        try:
+            lock.acquire()
+        except PollerAlreadyRunning as error:
+            raise CommandError(str(error)) from None
+    return lock
 
 
 def _control_server(coordinator: Coordinator) -> ControlServer:

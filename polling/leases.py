@@ -1,0 +1,267 @@
+"""Shard leases: several runpoller processes share the projects through
+PostgreSQL.
+
+Projects fall into POLLER_SHARDS shards (project id mod shards), one
+ShardLease row each. Every tick, one statement renews this poller's leases,
+takes free or expired shards up to its fair share (ceil(shards / live
+pollers)) and counts the live pollers; shards above the fair share are
+released once their polls are saved, so another poller continues them
+with no gap. A takeover bumps the lease's token, and the writer's fence
+(LeaseFence) saves only results of shards this poller still holds with the
+token it took them with: a poller that lost a shard while paused cannot
+store a result for it.
+
+The engine only hears the outcome, as an Ownership: the shards held, and
+the monotonic time until which they can be trusted (the tick's start +
+TTL - margin), measured before the statement ran, so it ends before any
+other poller can have taken them over.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from polling.engine.shards import Ownership
+from polling.engine.types import Outcome
+from polling.store import close_connection
+from projects.models import PollerNode, ShardLease
+
+logger = logging.getLogger(__name__)
+
+
+def trust_margin(ttl: float) -> float:
+    """How long before its lease could expire a poller stops dispatching:
+    room for clock rates and for the statement's own time."""
+    return ttl / 5
+
+
+class LeaseKeeper:
+    """Holds this poller's shard leases from its own thread.
+
+    `on_change` hears every tick's Ownership; `settle(timeout)` waits until
+    the results of everything dispatched so far are saved, and must return
+    True before shards are released.
+    """
+
+    def __init__(
+        self,
+        *,
+        node_id: int,
+        shard_count: int,
+        ttl: float,
+        tick: float,
+        on_change: Callable[[Ownership], None],
+        settle: Callable[[float], bool],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.node_id = node_id
+        self.shard_count = shard_count
+        self.ttl = ttl
+        self.tick_seconds = tick
+        self._on_change = on_change
+        self._settle = settle
+        self._clock = clock
+        self._tokens: dict[int, int] = {}
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.statements = 0  # lease statements run, for the benchmark
+
+    def tokens(self) -> dict[int, int]:
+        """Shard -> token of the leases held at the last tick."""
+        return self._tokens
+
+    def start(self) -> None:
+        """Create the lease rows if missing and take a first share (raises
+        if the database is unreachable), then tick from a thread."""
+        ensure_lease_rows(self.shard_count)
+        self.tick()
+        self._thread = threading.Thread(target=self._run, name="poller-leases")
+        self._thread.start()
+
+    def stop(self, timeout: float | None = None) -> None:
+        self._stopping.set()
+        if self._thread:
+            self._thread.join(timeout)
+
+    def tick(self) -> Ownership:
+        """Renew, take and balance; tell the engine what is held now."""
+        started = self._clock()
+        with transaction.atomic():
+            rows = _run(renew_and_claim_sql(), self._params())
+        self.statements += 1
+        live = rows[0][2] if rows else 1
+        self._tokens = {shard: token for shard, token, _ in rows}
+        ownership = self._ownership(started)
+        self._on_change(ownership)
+        surplus = sorted(self._tokens)[fair_share(self.shard_count, live) :]
+        if surplus:
+            self._hand_over(surplus, ownership)
+        return ownership
+
+    def release_all(self) -> None:
+        """Give every lease back (after the poller has saved everything)
+        and stop counting as live, so the others take all of them over at
+        their next tick."""
+        with transaction.atomic():
+            PollerNode.objects.filter(pk=self.node_id).update(stopped_at=timezone.now())
+            self._release(list(self._tokens))
+
+    def _hand_over(self, shards: list[int], ownership: Ownership) -> None:
+        """Stop polling `shards`, wait until their results are saved, then
+        release them. If saving takes too long they stay held; the next
+        tick takes them up again."""
+        kept = frozenset(ownership.shards - set(shards))
+        self._on_change(Ownership(self.shard_count, kept, ownership.trusted_until))
+        # No longer than a tick: the renewal must not wait for it.
+        if self._settle(self.tick_seconds):
+            self._release(shards)
+            logger.info("Handed over %d shards", len(shards))
+
+    def _release(self, shards: list[int]) -> None:
+        if not shards:
+            return
+        with transaction.atomic():
+            _run(release_sql(), {"node": self.node_id, "shards": shards})
+        self.statements += 1
+        self._tokens = {s: t for s, t in self._tokens.items() if s not in shards}
+
+    def _ownership(self, started: float) -> Ownership:
+        return Ownership(
+            self.shard_count,
+            frozenset(self._tokens),
+            trusted_until=started + self.ttl - trust_margin(self.ttl),
+        )
+
+    def _params(self) -> dict:
+        return {"node": self.node_id, "shards": self.shard_count, "ttl": self.ttl}
+
+    def _run(self) -> None:
+        try:
+            while not self._stopping.wait(self.tick_seconds):
+                try:
+                    self.tick()
+                except Exception:
+                    # Trust lapses on its own: polling pauses until a
+                    # renewal succeeds.
+                    logger.exception("Lease renewal failed; the next may succeed")
+                    close_connection()
+        finally:
+            close_connection()
+
+
+class LeaseFence:
+    """The writer's check: keep the outcomes of shards still held with the
+    token they were taken with. The lease rows are locked FOR SHARE until
+    the writer commits, so a takeover waits for those results and then
+    sees them when it loads the shard's projects."""
+
+    def __init__(self, keeper: LeaseKeeper) -> None:
+        self._keeper = keeper
+        self.dropped = 0
+
+    def admit(self, outcomes: Sequence[Outcome]) -> list[Outcome]:
+        count = self._keeper.shard_count
+        wanted = sorted({o.project_id % count for o in outcomes})
+        rows = _run(fence_sql(), {"node": self._keeper.node_id, "shards": wanted})
+        mine = self._keeper.tokens()
+        held = {shard for shard, token in rows if mine.get(shard) == token}
+        admitted = [o for o in outcomes if o.project_id % count in held]
+        if len(admitted) < len(outcomes):
+            self.dropped += len(outcomes) - len(admitted)
+            logger.warning(
+                "Dropped %d results of shards another poller took over",
+                len(outcomes) - len(admitted),
+            )
+        return admitted
+
+
+def fair_share(shard_count: int, live_nodes: int) -> int:
+    return math.ceil(shard_count / max(live_nodes, 1))
+
+
+def ensure_lease_rows(shard_count: int) -> None:
+    with transaction.atomic():
+        _run(
+            f"""
+            INSERT INTO {_table(ShardLease)} (shard, token)
+            SELECT g, 0 FROM generate_series(0, %(shards)s - 1) AS g
+            ON CONFLICT DO NOTHING
+            """,
+            {"shards": shard_count},
+        )
+
+
+def _run(sql: str, params: dict) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall() if cursor.description else []
+
+
+def _table(model) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def renew_and_claim_sql() -> str:
+    """One statement per tick: note this node alive, renew its unexpired
+    leases, count the live nodes, take free or expired shards (lowest
+    first) up to the fair share. Returns (shard, token, live nodes) for
+    every lease held. SKIP LOCKED: two nodes never wait for each other."""
+    lease, node = _table(ShardLease), _table(PollerNode)
+    ttl = "make_interval(secs => %(ttl)s)"
+    return f"""
+        WITH me AS (
+            UPDATE {node} SET last_seen_at = now() WHERE id = %(node)s
+            RETURNING id
+        ), live AS (
+            SELECT count(*) AS nodes FROM {node}
+            WHERE stopped_at IS NULL
+              AND (last_seen_at > now() - {ttl} OR id = %(node)s)
+        ), renewed AS (
+            UPDATE {lease} SET expires_at = now() + {ttl}
+            WHERE owner_id = %(node)s AND expires_at > now()
+              AND shard < %(shards)s
+            RETURNING shard, token
+        ), claimed AS (
+            UPDATE {lease} SET owner_id = %(node)s, token = token + 1,
+                expires_at = now() + {ttl}
+            WHERE shard IN (
+                SELECT shard FROM {lease}
+                WHERE (owner_id IS NULL OR expires_at IS NULL
+                       OR expires_at <= now())
+                  AND shard < %(shards)s
+                ORDER BY shard
+                LIMIT greatest(
+                    ceil(%(shards)s::numeric / greatest(
+                        (SELECT nodes FROM live), 1))::int
+                    - (SELECT count(*) FROM renewed), 0)
+                FOR UPDATE SKIP LOCKED
+            )
+            RETURNING shard, token
+        )
+        SELECT shard, token, (SELECT nodes FROM live) FROM renewed
+        UNION ALL
+        SELECT shard, token, (SELECT nodes FROM live) FROM claimed
+        ORDER BY 1
+    """
+
+
+def release_sql() -> str:
+    return f"""
+        UPDATE {_table(ShardLease)} SET owner_id = NULL, expires_at = NULL
+        WHERE owner_id = %(node)s AND shard = ANY(%(shards)s)
+    """
+
+
+def fence_sql() -> str:
+    return f"""
+        SELECT shard, token FROM {_table(ShardLease)}
+        WHERE owner_id = %(node)s AND shard = ANY(%(shards)s)
+        FOR SHARE
+    """

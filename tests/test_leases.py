@@ -1,0 +1,121 @@
+"""Shard leases on PostgreSQL: sharing, handing over, taking over expired
+leases, and the writer's fence."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from polling.engine.shards import Ownership
+from polling.leases import LeaseFence, LeaseKeeper, ensure_lease_rows, trust_margin
+from projects.models import PollerNode, ShardLease
+from tests.outcomes import outcome
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="shard leases need PostgreSQL"
+    ),
+]
+
+SHARDS = 8
+
+
+def node(name: str) -> PollerNode:
+    now = timezone.now()
+    return PollerNode.objects.create(
+        name=name, host="test", pid=1, started_at=now, last_seen_at=now
+    )
+
+
+class Keeper(LeaseKeeper):
+    def __init__(self, poller: PollerNode, *, settled: bool = True) -> None:
+        self.heard: list[Ownership] = []
+        self.now = 100.0
+        super().__init__(
+            node_id=poller.pk,
+            shard_count=SHARDS,
+            ttl=15,
+            tick=5,
+            on_change=self.heard.append,
+            settle=lambda timeout: settled,
+            clock=lambda: self.now,
+        )
+        ensure_lease_rows(SHARDS)
+
+
+def held_by(poller: PollerNode) -> set[int]:
+    return set(ShardLease.objects.filter(owner=poller).values_list("shard", flat=True))
+
+
+def test_a_lone_poller_takes_every_shard_and_trusts_them_for_ttl_less_margin():
+    keeper = Keeper(node("a"))
+    ownership = keeper.tick()
+    assert ownership.shards == frozenset(range(SHARDS))
+    assert ownership.trusted_until == 100 + 15 - trust_margin(15)
+    assert keeper.statements == 1
+
+
+def test_two_pollers_split_the_shards_evenly():
+    a, b = node("a"), node("b")
+    Keeper(a).tick()
+    Keeper(b).tick()
+    assert held_by(a) == {0, 1, 2, 3}
+    assert held_by(b) == {4, 5, 6, 7}
+
+
+def test_a_poller_above_its_share_hands_the_surplus_over_once_settled():
+    a = node("a")
+    keeper = Keeper(a)
+    keeper.tick()
+    b = node("b")
+    keeper.tick()
+    assert keeper.heard[-1].shards == frozenset({0, 1, 2, 3})
+    assert held_by(a) == {0, 1, 2, 3}
+    Keeper(b).tick()
+    assert held_by(b) == {4, 5, 6, 7}
+
+
+def test_shards_are_kept_while_their_results_are_not_saved():
+    a = node("a")
+    Keeper(a, settled=False).tick()
+    node("b")
+    keeper = Keeper(a, settled=False)
+    keeper.tick()
+    assert keeper.heard[-1].shards == frozenset({0, 1, 2, 3})  # not polled
+    assert held_by(a) == set(range(SHARDS))  # but still held
+
+
+def test_expired_leases_are_taken_over_with_a_new_token_and_fence_the_old_owner():
+    a = node("a")
+    old = Keeper(a)
+    old.tick()
+    fence = LeaseFence(old)
+    with transaction.atomic():
+        assert len(fence.admit([outcome(project_id=s) for s in range(4)])) == 4
+    b = node("b")
+    ShardLease.objects.filter(shard__lt=4).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    tokens = dict(ShardLease.objects.values_list("shard", "token"))
+
+    new = Keeper(b)
+    assert new.tick().shards == frozenset({0, 1, 2, 3})
+    assert all(new.tokens()[s] == tokens[s] + 1 for s in range(4))
+    with transaction.atomic():
+        kept = fence.admit([outcome(project_id=s) for s in range(SHARDS)])
+    assert [o.project_id for o in kept] == [4, 5, 6, 7]
+    assert fence.dropped == 4
+
+
+def test_released_leases_are_free_at_once():
+    a = node("a")
+    keeper = Keeper(a)
+    keeper.tick()
+    keeper.release_all()
+    assert held_by(a) == set()
+    assert Keeper(node("b")).tick().shards == frozenset(range(SHARDS))

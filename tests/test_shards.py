@@ -1,0 +1,56 @@
+"""Ownership: which projects a poller may poll, and until when; the
+coordinator reports it in /status and /metrics."""
+
+from __future__ import annotations
+
+from polling.engine.config import PollerConfig
+from polling.engine.coordinator import Coordinator
+from polling.engine.shards import Ownership
+
+
+class NoSource:
+    def load_all(self):
+        return []
+
+    def load_one(self, project_id):
+        return None
+
+    def close(self):
+        pass
+
+
+class NoStore:
+    def save(self, outcomes):
+        return len(outcomes)
+
+    def close(self):
+        pass
+
+
+def test_a_project_belongs_to_the_shard_of_its_id_modulo_the_count():
+    ownership = Ownership(4, frozenset({1, 2}), trusted_until=10)
+    assert [ownership.owns(p) for p in range(6)] == [
+        False,
+        True,
+        True,
+        False,
+        False,
+        True,
+    ]
+    assert ownership.trusted(9.9) is True
+    assert ownership.trusted(10) is False
+
+
+def test_a_lone_poller_owns_everything_for_ever():
+    ownership = Ownership.everything()
+    assert ownership.owns(12345) is True
+    assert ownership.trusted(1e12) is True
+    assert Ownership.nothing(8).trusted(0) is False
+
+
+def test_the_shards_held_show_in_status_and_metrics():
+    coordinator = Coordinator(PollerConfig(), source=NoSource(), store=NoStore())
+    coordinator.set_ownership(Ownership(16, frozenset({3, 4, 5})))
+    status = coordinator.status()
+    assert (status.shards_held, status.shard_count) == (3, 16)
+    assert b"poller_shards_held 3.0" in coordinator.metrics_text()
