@@ -10,6 +10,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from polling.client import ControlClient
+from polling.engine.status import PollerStatus
 from projects.models import PollerNode, ShardLease
 
 # Pollers gone longer than this are no longer listed.
@@ -26,6 +27,8 @@ class NodeView:
     projects: int | None = None
     polls_per_second: float | None = None
     lag_p99_ms: float | None = None
+    # What the poller answered on its control endpoint; None unless live.
+    status: PollerStatus | None = None
 
 
 def node_views(now: datetime | None = None) -> list[NodeView]:
@@ -67,4 +70,5 @@ def _view(node: PollerNode, now: datetime, shards: int) -> NodeView:
         projects=status.active_projects if status else None,
         polls_per_second=rate,
         lag_p99_ms=status.lag_p99_ms if status else None,
+        status=status,
     )

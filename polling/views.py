@@ -1,25 +1,50 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from polling.client import ControlClient
-from polling.fleet_status import node_views
-from polling.health import readings
+from polling.engine.status import PollerStatus
+from polling.fleet_status import NodeView, node_views
+from polling.health import Reading, readings
 from projects.housekeeping.runs import latest_runs
+
+
+@dataclass(frozen=True, slots=True)
+class Panel:
+    """One running poller's health and numbers on the page."""
+
+    name: str
+    status: PollerStatus
+    readings: list[Reading]
 
 
 @login_required
 def poller(request: HttpRequest) -> HttpResponse:
-    """The running poller's status, or a plain note that it is not running."""
-    status = ControlClient().status()
+    """Each running poller's status, or a plain note that none is running."""
+    nodes = node_views()
     context = {
-        "status": status,
-        "readings": readings(status) if status else [],
+        "panels": _panels(nodes),
         "control_url": settings.POLLER_CONTROL_URL,
         "housekeeping": latest_runs(),
-        "nodes": node_views(),
+        "nodes": nodes,
     }
     return render(request, "polling/poller.html", context)
+
+
+def _panels(nodes: list[NodeView]) -> list[Panel]:
+    """The live pollers' statuses, as their nodes reported them; the one
+    at POLLER_CONTROL_URL when no node has (a poller that registered no
+    control URL)."""
+    panels = [
+        Panel(node.name, node.status, readings(node.status))
+        for node in nodes
+        if node.status is not None
+    ]
+    if not panels and (status := ControlClient().status()):
+        panels = [Panel("", status, readings(status))]
+    return panels

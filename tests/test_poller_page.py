@@ -3,8 +3,10 @@ from __future__ import annotations
 import pytest
 
 from django.urls import reverse
+from django.utils import timezone
 
 from polling.health import Level, concurrency_level, task_queue_level
+from projects.models import PollerNode
 
 URL = reverse("polling:poller")
 
@@ -62,6 +64,28 @@ def test_it_says_plainly_when_the_poller_is_not_running(admin_client, settings):
     assert "The poller is not running, or this site cannot reach it" in page
     assert "python manage.py runpoller" in page
     assert "http://127.0.0.1:9" in page
+
+
+def test_with_several_pollers_it_shows_each_ones_status(
+    admin_client, running_poller, settings
+):
+    # Several pollers bind free ports; the page asks each at the control
+    # URL it registered, not at POLLER_CONTROL_URL.
+    settings.POLLER_CONTROL_URL = "http://127.0.0.1:9"
+    now = timezone.now()
+    for name in ("host-a:101", "host-b:102"):
+        PollerNode.objects.create(
+            name=name,
+            host=name.split(":")[0],
+            pid=int(name.split(":")[1]),
+            control_url=running_poller.url,
+            started_at=now,
+            last_seen_at=now,
+        )
+    page = admin_client.get(URL).content.decode()
+    assert "not running" not in page
+    assert "Health · host-a:101" in page
+    assert "Numbers · host-b:102" in page
 
 
 def test_it_shows_when_each_housekeeping_job_last_ran(admin_client):
