@@ -141,6 +141,11 @@ class TargetServer:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog of 5 overflows when a poller opens
+    # dozens of connections at once on a loaded machine: the client's SYN
+    # is dropped and retried a second later, and a poll can time out
+    # without the request ever being recorded.
+    request_queue_size = 1024
 
     def __init__(self, target: TargetServer) -> None:
         self.target = target
