@@ -146,3 +146,37 @@ def test_a_removed_project_forgets_its_recheck():
     run.clock.advance(30)
     run.scheduler.dispatch_due()
     assert drain(run.tasks) == []
+
+
+def test_rechecks_are_skipped_while_half_the_slots_are_busy():
+    # Two hanging polls hold the two slots re-checks may use: the third
+    # project's re-check is skipped, and its regular poll confirms it.
+    clock = FakeClock()
+    tasks: queue.Queue = queue.Queue()
+    scheduler = Scheduler(
+        tasks, recheck_slots=2, clock=clock.monotonic, wall_clock=clock.wall
+    )
+    for project_id in (1, 2, 3):
+        scheduler.add(watched(project_id, interval=300))
+    scheduler.dispatch_due()
+    first = {task.target.project_id: task for task in drain(tasks)}
+    scheduler.poll_finished(3, outcome_of(first[3], up=False))
+
+    clock.advance(20)
+    scheduler.dispatch_due()
+    assert drain(tasks) == []
+    assert (scheduler.skipped_rechecks, scheduler.rechecked) == (1, 0)
+    assert scheduler.due_in(3) == 280
+
+    for project_id in (1, 2):
+        scheduler.poll_finished(project_id, outcome_of(first[project_id], up=True))
+    clock.advance(280)
+    scheduler.dispatch_due()
+    regular = {task.target.project_id: task for task in drain(tasks)}
+    for project_id, task in regular.items():
+        scheduler.poll_finished(project_id, outcome_of(task, up=project_id != 3))
+    clock.advance(20)
+    scheduler.dispatch_due()
+    [recheck] = drain(tasks)
+    assert (recheck.target.project_id, recheck.recheck) == (3, True)
+    assert (scheduler.skipped_rechecks, scheduler.rechecked) == (1, 1)

@@ -17,7 +17,7 @@ from polling.engine import metrics
 from polling.engine import probe as probing
 from polling.engine.config import PollerConfig
 from polling.engine.executor import Executor
-from polling.engine.scheduler import ReloadSummary, Scheduler
+from polling.engine.scheduler import ReloadSummary, Scheduler, recheck_slots
 from polling.engine.shards import Ownership
 from polling.engine.stats import PollStats
 from polling.engine.status import PollerStatus
@@ -78,6 +78,7 @@ class Coordinator:
             self._task_queue,
             spread_seconds=config.spread_seconds,
             recheck_seconds=config.recheck_seconds,
+            recheck_slots=recheck_slots(config.max_concurrent_http),
             clock=clock,
         )
         self._scheduler.trust_until(self._ownership.trusted_until)
@@ -250,6 +251,7 @@ class Coordinator:
     def scale_to(self, limit: int) -> None:
         self._require_running()
         self._executor.scale_to(limit)
+        self._scheduler.limit_rechecks(recheck_slots(limit))
         logger.info("Concurrency limit is now %d", limit)
 
     def _follow_deadlines(self, outcomes: Sequence[Outcome]) -> None:
@@ -312,6 +314,8 @@ class Coordinator:
             failed_writes=self._writer.failed_writes,
             skipped_busy=self._scheduler.skipped_busy,
             skipped_late=self._scheduler.skipped_late,
+            rechecked=self._scheduler.rechecked,
+            skipped_rechecks=self._scheduler.skipped_rechecks,
             dropped_at_stop=self._dropped_at_stop,
             lag_p50_ms=_ms(lag_p50),
             lag_p99_ms=_ms(lag_p99),

@@ -50,6 +50,12 @@ COUNTERS = [
         "Results still unsaved when a stop ran out of time.",
     ),
     ("poller_skipped_ticks", "skipped_ticks", "Due polls skipped (busy or late)."),
+    ("poller_rechecks", "rechecked", "Re-checks of failing projects made."),
+    (
+        "poller_rechecks_skipped",
+        "skipped_rechecks",
+        "Re-checks skipped because half the slots were busy.",
+    ),
 ]
 
 

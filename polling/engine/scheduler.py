@@ -35,6 +35,12 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def recheck_slots(limit: int) -> int:
+    """Busy slots beyond which re-checks are skipped: half the executor's
+    limit, so a mass failure leaves the other half to regular polls."""
+    return max(limit // 2, 1)
+
+
 def first_poll_offset(rank: int, count: int, interval: float, spread: float) -> float:
     """Seconds after a load at which the rank-th (from 0) of `count` new
     projects is first polled: evenly over min(interval, spread)."""
@@ -68,6 +74,12 @@ class Scheduler:
     A failing project not yet confirmed down (and a recovering one, see
     rechecks.py) is polled again after min(interval, recheck_seconds); its
     regular cadence resumes afterwards, on the same grid as before.
+    Re-checks are extra polls, and one of a hanging target holds its slot
+    for the whole timeout: when many targets fail at once they would take
+    the slots the others' regular polls need. So a re-check is made only
+    while fewer than `recheck_slots` polls are queued or running, and
+    otherwise skipped (counted): the project is then confirmed by its
+    regular polls, later.
     """
 
     def __init__(
@@ -76,12 +88,14 @@ class Scheduler:
         *,
         spread_seconds: float = 60,
         recheck_seconds: float = 20,
+        recheck_slots: int | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._queue = task_queue
         self._spread_seconds = spread_seconds
         self._recheck_seconds = recheck_seconds
+        self._recheck_slots = math.inf if recheck_slots is None else recheck_slots
         self._clock = clock
         self._wall_clock = wall_clock
         self._lock = threading.Lock()
@@ -102,6 +116,7 @@ class Scheduler:
         self.skipped_busy = 0
         self.skipped_late = 0
         self.rechecked = 0
+        self.skipped_rechecks = 0
         self.continued = 0
 
     # Lifecycle
@@ -118,6 +133,12 @@ class Scheduler:
 
     def wakeup(self) -> None:
         self._wakeup.set()
+
+    def limit_rechecks(self, slots: int) -> None:
+        """Make re-checks only while fewer than `slots` polls are queued or
+        running (the executor's limit changed)."""
+        with self._lock:
+            self._recheck_slots = slots
 
     def trust_until(self, deadline: float) -> None:
         """Dispatch nothing from `deadline` (monotonic) on, until a later
@@ -308,6 +329,11 @@ class Scheduler:
                 if project_id in self._in_flight:
                     self.skipped_busy += 1
                     continue
+                if recheck:
+                    if len(self._in_flight) >= self._recheck_slots:
+                        self.skipped_rechecks += 1
+                        continue
+                    self.rechecked += 1
                 self._in_flight.add(project_id)
                 tasks.append(Task(target=target, due_at=window, recheck=recheck))
         return tasks, len(due_now) == DISPATCH_BATCH
@@ -322,7 +348,6 @@ class Scheduler:
         window = self._windows.pop(project_id, None) or self._window_at(due)
         regular = self._cadence.pop(project_id, None)
         if regular is not None:
-            self.rechecked += 1
             regular_due, regular_window = regular
             while regular_due <= now:  # the re-check stands in for it
                 regular_due += target.interval_seconds

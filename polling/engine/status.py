@@ -42,6 +42,10 @@ class PollerStatus:
     lag_max_ms: float | None
     last_reload_at: datetime | None
     uptime_seconds: float
+    # Re-checks of failing projects made, and skipped because half the
+    # slots were busy (scheduler.py).
+    rechecked: int = 0
+    skipped_rechecks: int = 0
     # Shards this poller holds, of how many (1 of 1 when it polls alone).
     shards_held: int = 1
     shard_count: int = 1
