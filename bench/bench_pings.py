@@ -32,7 +32,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
-from harness import markdown_table
+from harness import markdown_table, percentile_ms
 
 ROOT = Path(__file__).resolve().parent.parent
 SUFFIX = os.environ.get("BENCH_DB_SUFFIX", "checks")
@@ -249,11 +249,6 @@ def count_results() -> int:
 
 
 # Reporting -------------------------------------------------------------------
-
-
-def percentile_ms(ordered: list[float], share: float) -> float:
-    index = min(int(share * len(ordered)), len(ordered) - 1)
-    return round(ordered[index] * 1000, 1)
 
 
 def make_report(

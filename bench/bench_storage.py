@@ -39,6 +39,7 @@ from harness import (
     fresh_database_url,
     machine,
     markdown_table,
+    percentile_ms,
 )
 
 SUFFIX = os.environ.get("BENCH_DB_SUFFIX", "storage")
@@ -209,10 +210,8 @@ def pruning_table(result: dict, rate: float) -> str:
 
 
 def _ms(durations: list[float], share: float) -> str:
-    if not durations:
-        return "-"
-    ordered = sorted(durations)
-    return f"{ordered[min(int(share * len(ordered)), len(ordered) - 1)] * 1000:.1f}"
+    ms = percentile_ms(sorted(durations), share)
+    return "-" if ms is None else f"{ms:.1f}"
 
 
 def _change(alone: list[float], during: list[float]) -> str:

@@ -19,11 +19,10 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from harness import setup_django
+from harness import percentile_ms, setup_django
 
 from polling.engine.config import PollerConfig
 from polling.engine.scheduler import first_poll_offset
-from polling.engine.stats import percentile
 
 SPREAD_SECONDS = PollerConfig().spread_seconds
 # Ticks due in the last seconds before SIGTERM may still sit in the task
@@ -123,9 +122,9 @@ def readback(started: float, stopped: float) -> dict:
         "window_s": window,
         "missed": tally.missed,
         "extra": tally.extra,
-        "lag_p50_ms": _percentile_ms(lags, 0.50),
-        "lag_p99_ms": _percentile_ms(lags, 0.99),
-        "lag_max_ms": _percentile_ms(lags, 1.0),
+        "lag_p50_ms": percentile_ms(lags, 0.50),
+        "lag_p99_ms": percentile_ms(lags, 0.99),
+        "lag_max_ms": percentile_ms(lags, 1.0),
         "first_polls_done_s": tally.last_first_done - started if firsts else None,
         "late_first": tally.late_first,
         "never_polled": len(plans) - len(firsts),
@@ -181,12 +180,6 @@ def _count_first(tally: Tally, plan: Plan, t0: float, polled: float, response_ms
     tally.late_first += done > t0 + plan.offset + plan.interval
 
 
-def _percentile_ms(ordered: list[float], share: float) -> float | None:
-    if not ordered:
-        return None
-    return round(percentile(ordered, share * 100) * 1000, 1)
-
-
 def writer_ceiling(seconds: float) -> dict:
     """Drive DatabaseResultStore.save() alone with batches of 500 synthetic
     outcomes (one in 20 a timeout) for `seconds`; rows/s over save() time."""
@@ -211,8 +204,8 @@ def writer_ceiling(seconds: float) -> dict:
         "projects": len(ids),
         "rows": WRITE_BATCH * len(durations),
         "rows_per_s": WRITE_BATCH * len(durations) / sum(durations),
-        "batch_p50_ms": _percentile_ms(durations, 0.5),
-        "batch_p99_ms": _percentile_ms(durations, 0.99),
+        "batch_p50_ms": percentile_ms(durations, 0.5),
+        "batch_p99_ms": percentile_ms(durations, 0.99),
     }
 
 

@@ -40,6 +40,7 @@ from polling.engine.probe import make_handle  # noqa: E402
 from polling.engine.scheduler import first_poll_offset  # noqa: E402
 from polling.engine.stats import percentile  # noqa: E402
 from polling.engine.transport import Request  # noqa: E402
+from projects.units import SECONDS_PER_UNIT  # noqa: E402
 
 SPREAD_SECONDS = PollerConfig().spread_seconds
 STOP_GRACE_SECONDS = 15
@@ -219,11 +220,10 @@ def naive(database_url: str, seconds: float) -> dict:
     projects = rows.projects()
     stop = threading.Event()
     lags: list[float] = []  # one per poll
-    multiplier = {"seconds": 1, "minutes": 60, "hours": 3600}
 
     def poll_forever(project: tuple, first_due: float) -> None:
         project_id, url, interval, unit, timeout = project
-        interval *= multiplier[unit]
+        interval *= SECONDS_PER_UNIT[unit]
         client = httpx_client()
         polled = 0
         if stop.wait(max(first_due - time.monotonic(), 0)):
@@ -237,7 +237,7 @@ def naive(database_url: str, seconds: float) -> dict:
     started, started_at = time.monotonic(), time.time()
     threads = []
     for rank, project in enumerate(projects):
-        interval = project[2] * multiplier[project[3]]
+        interval = project[2] * SECONDS_PER_UNIT[project[3]]
         first_due = started + first_poll_offset(
             rank, len(projects), interval, SPREAD_SECONDS
         )

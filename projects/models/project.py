@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from projects.project_rules import combination_errors, normalized_status_codes
+from projects.units import SECONDS_PER_UNIT
 from projects.validators import (
     validate_headers,
     validate_http_url,
@@ -311,8 +312,7 @@ class Project(models.Model):
 
     @property
     def interval_seconds(self) -> int:
-        multiplier = {"seconds": 1, "minutes": 60, "hours": 3600}
-        return self.interval * multiplier[self.interval_unit]
+        return self.interval * SECONDS_PER_UNIT[self.interval_unit]
 
     @property
     def interval_display(self) -> str:
