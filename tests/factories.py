@@ -51,3 +51,23 @@ def rollup_rows() -> list[tuple]:
             "response_time_max_ms",
         )
     )
+
+
+def project_form(server, path: str = "/ok", **changes) -> dict:
+    """The admin's project form, filled in for `server` at `path`, polled
+    every second unless `changes` say otherwise."""
+    return {
+        "name": "api",
+        "url": server.url(path),
+        "method": "GET",
+        "headers": "{}",
+        "body": "",
+        "expected_status": "200",
+        "interval": "1",
+        "interval_unit": "seconds",
+        "timeout_seconds": "1",
+        "failure_threshold": "3",
+        "recovery_threshold": "1",
+        "enabled": "on",
+        **changes,
+    }

@@ -7,19 +7,22 @@ from datetime import timedelta
 
 import pytest
 
+from django.urls import reverse
 from django.utils import timezone
 
 from polling.control import ControlServer
 from polling.engine.config import PollerConfig
 from polling.engine.coordinator import Coordinator
 from polling.engine.shards import Ownership
-from polling.fanout import FleetClient, live_control_urls
+from polling.fanout import live_control_urls
 from polling.store import DatabaseResultStore, DatabaseTargetSource
-from projects.models import PollerNode, PollResult
-from tests.factories import quick_projects
+from projects.models import PollerNode, PollResult, Project
+from tests.factories import project_form
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+ADD_URL = reverse("admin:projects_project_add")
 
 
 def node(name: str, url: str, **fields) -> PollerNode:
@@ -35,17 +38,20 @@ def node(name: str, url: str, **fields) -> PollerNode:
     )
 
 
+SHARDS = 3
+
+
 @pytest.fixture
-def two_pollers(settings):
-    """Two coordinators holding shard 0 and shard 1 of 2, each with its
+def pollers(settings):
+    """Three coordinators, each holding one shard of three, each with its
     control server and PollerNode row."""
     running = []
-    for shard in (0, 1):
+    for shard in range(SHARDS):
         coordinator = Coordinator(
             PollerConfig(spread_seconds=1, reload_interval=3600),
             source=DatabaseTargetSource(),
             store=DatabaseResultStore(),
-            ownership=Ownership(2, frozenset({shard})),
+            ownership=Ownership(SHARDS, frozenset({shard})),
         )
         coordinator.start()
         control = ControlServer(
@@ -63,16 +69,24 @@ def two_pollers(settings):
         coordinator.stop(timeout=10)
 
 
-def test_a_save_reaches_the_owner_only(two_pollers, target_server):
-    [project] = quick_projects(target_server, 1, interval=3600)
-    owner, other = two_pollers[project.pk % 2], two_pollers[1 - project.pk % 2]
+def test_an_admin_save_reaches_the_owner_only(pollers, admin_client, target_server):
+    admin_client.post(ADD_URL, project_form(target_server, interval_unit="hours"))
+    project = Project.objects.get()
+    owner = pollers[project.pk % SHARDS]
+    others = [poller for poller in pollers if poller is not owner]
 
-    assert FleetClient().sync_project(project.pk) is True
-
-    assert owner.target(project.pk) is not None
-    assert other.target(project.pk) is None
     wait_until(lambda: PollResult.objects.filter(project=project).exists(), timeout=2)
+    assert owner.target(project.pk) is not None
+    assert [poller.target(project.pk) for poller in others] == [None, None]
     assert target_server.count("/ok") == 1
+
+    change_url = reverse("admin:projects_project_change", args=[project.pk])
+    admin_client.post(
+        change_url, project_form(target_server, "/status/200", interval_unit="hours")
+    )
+    wait_until(lambda: target_server.count("/status/200") == 1, timeout=2)
+    assert [poller.target(project.pk) for poller in others] == [None, None]
+    assert sum(poller.status().polls_total for poller in others) == 0
 
 
 def test_only_live_pollers_that_have_not_stopped_are_told():

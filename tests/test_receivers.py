@@ -19,7 +19,7 @@ from django.urls import reverse
 from polling.receivers import MAX_SYNC_CALLS, sync_projects
 from projects.admin import set_enabled
 from projects.models import PollResult, Project
-from tests.factories import quick_projects
+from tests.factories import project_form, quick_projects
 from tests.waiting import wait_until
 
 ADD_URL = reverse("admin:projects_project_add")
@@ -29,24 +29,6 @@ LIST_URL = reverse("admin:projects_project_changelist")
 @pytest.fixture(autouse=True)
 def short_intervals(settings):
     settings.MIN_POLL_INTERVAL = 1
-
-
-def form(server, path: str = "/ok", **changes) -> dict:
-    return {
-        "name": "api",
-        "url": server.url(path),
-        "method": "GET",
-        "headers": "{}",
-        "body": "",
-        "expected_status": "200",
-        "interval": "1",
-        "interval_unit": "seconds",
-        "timeout_seconds": "1",
-        "failure_threshold": "3",
-        "recovery_threshold": "1",
-        "enabled": "on",
-        **changes,
-    }
 
 
 def calls(callbacks) -> list[tuple[str, tuple]]:
@@ -126,21 +108,21 @@ def test_admin_changes_reach_the_poller_end_to_end(
     admin_client, running_poller, target_server, caplog
 ):
     poller = running_poller.coordinator
-    admin_client.post(ADD_URL, form(target_server, "/old"))
+    admin_client.post(ADD_URL, project_form(target_server, "/old"))
     project = Project.objects.get(name="api")
     wait_until(lambda: PollResult.objects.filter(project=project).exists(), timeout=2)
 
     change_url = reverse("admin:projects_project_change", args=[project.pk])
-    admin_client.post(change_url, form(target_server, "/new"))
+    admin_client.post(change_url, project_form(target_server, "/new"))
     assert poller.target(project.pk).url == target_server.url("/new")
     wait_until(lambda: target_server.count("/new") >= 1, timeout=2)
 
-    disabled = form(target_server, "/new")
+    disabled = project_form(target_server, "/new")
     del disabled["enabled"]
     admin_client.post(change_url, disabled)
     assert poller.target(project.pk) is None
 
-    admin_client.post(change_url, form(target_server, "/new"))
+    admin_client.post(change_url, project_form(target_server, "/new"))
     with caplog.at_level(logging.WARNING):
         delete_url = reverse("admin:projects_project_delete", args=[project.pk])
         admin_client.post(delete_url, {"post": "yes"})
@@ -165,7 +147,7 @@ def test_with_the_poller_down_an_admin_save_is_quick_and_warns_once(
 ):
     with caplog.at_level(logging.WARNING):
         started = time.monotonic()
-        response = admin_client.post(ADD_URL, form(target_server))
+        response = admin_client.post(ADD_URL, project_form(target_server))
         elapsed = time.monotonic() - started
     assert response.status_code == 302
     assert Project.objects.filter(name="api").exists() is True
