@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import uuid
@@ -16,6 +15,7 @@ from django.utils import timezone
 
 from projects.models import PollResult, Project
 from tests.processes import ROOT, process_env
+from tests.services import redis_answers
 
 pytestmark = pytest.mark.django_db
 
@@ -137,14 +137,6 @@ def test_a_ping_needs_no_login_and_no_csrf_token(heartbeat):
     strict = Client(enforce_csrf_checks=True)
 
     assert strict.post(ping_url(heartbeat)).status_code == 200
-
-
-def redis_answers() -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
-    except OSError:
-        return False
-    return True
 
 
 def test_with_redis_url_every_web_worker_counts_pings_in_redis():

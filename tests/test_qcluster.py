@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -21,19 +20,12 @@ from django.conf import settings
 
 from projects.schedules import ScheduledJob, register_schedules
 from tests.processes import ROOT, process_env
+from tests.services import redis_answers
 from tests.waiting import wait_until
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-
-def redis_answers() -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
-    except OSError:
-        return False
-    return True
 
 
 @pytest.fixture
