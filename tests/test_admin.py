@@ -82,6 +82,8 @@ def test_it_adds_a_project(admin_client):
         ("expected_status", "600", "Status codes run from 100 to 599; 600 is not one."),
         ("headers", "[1, 2]", "Headers must be a JSON object"),
         ("headers", "Accept: text/html", "Headers must be valid JSON"),
+        ("tls_expiry_warning_days", "366", "less than or equal to 365."),
+        ("tls_expiry_warning_days", "-1", "greater than or equal to 0."),
     ],
 )
 def test_it_refuses_bad_input_with_a_message_on_the_field(
@@ -124,6 +126,22 @@ def test_it_changes_a_project(admin_client, make_project):
         "http://127.0.0.1:8080/",
         "HEAD",
     )
+
+
+def test_certificate_warnings_can_be_turned_off_and_back_on(admin_client, make_project):
+    project = make_project()
+    url = reverse("admin:projects_project_change", args=[project.pk])
+    assert project.tls_expiry_warning_days == 14
+
+    response = admin_client.post(url, {**FORM, "tls_expiry_warning_days": "0"})
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert project.tls_expiry_warning_days == 0
+
+    response = admin_client.post(url, {**FORM, "tls_expiry_warning_days": "365"})
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert project.tls_expiry_warning_days == 365
 
 
 def test_the_list_shows_current_state(admin_client, make_project):

@@ -12,6 +12,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from polling.store import DatabaseResultStore
+from projects.models import MonitorOutage, PollerNode
+from tests.outcomes import outcome
+
 pytestmark = pytest.mark.django_db
 
 URL = reverse("dashboard:overview")
@@ -222,3 +226,84 @@ def test_without_projects_it_points_to_the_admin(admin_client):
     response = admin_client.get(URL)
 
     assert reverse("admin:projects_project_add") in response.content.decode()
+
+
+# The banners about the monitor itself ---------------------------------------
+
+SILENT = "The poller is silent: nothing has been checked since it was last seen."
+NEVER_REPORTED = "No poller has reported yet: nothing is being checked."
+UNREACHABLE = "Most targets failed at once (6 of 10)"
+
+
+def banner_pages(project) -> list[str]:
+    """Every page that shows the banners."""
+    return [URL, project.get_absolute_url(), reverse("incidents:list")]
+
+
+def seen_poller(at) -> PollerNode:
+    return PollerNode.objects.create(
+        name="web-1:42", host="web-1", pid=42, started_at=at - HOUR, last_seen_at=at
+    )
+
+
+def test_the_poller_is_silent_banner_follows_the_last_heartbeat(
+    admin_client, make_project, now, settings
+):
+    settings.POLLER_SILENT_SECONDS = 120
+    pages = banner_pages(make_project())
+    assert all(NEVER_REPORTED in admin_client.get(p).content.decode() for p in pages)
+
+    poller = seen_poller(now - timedelta(seconds=180))
+    silent = admin_client.get(URL).content.decode()
+    assert SILENT in silent
+    assert NEVER_REPORTED not in silent
+    assert f'Since <time datetime="{poller.last_seen_at.isoformat()}">' in silent
+    assert all(SILENT in admin_client.get(p).content.decode() for p in pages)
+
+    poller.last_seen_at = timezone.now()
+    poller.save()
+    for page in pages:
+        html = admin_client.get(page).content.decode()
+        assert SILENT not in html
+        assert 'class="banner' not in html
+
+
+def test_a_poller_seen_within_the_silent_seconds_is_not_silent(
+    admin_client, now, settings
+):
+    settings.POLLER_SILENT_SECONDS = 600
+    seen_poller(now - timedelta(seconds=300))
+
+    assert SILENT not in admin_client.get(URL).content.decode()
+
+    settings.POLLER_SILENT_SECONDS = 200
+    assert SILENT in admin_client.get(URL).content.decode()
+
+
+def test_the_unreachable_banner_shows_while_most_targets_fail(
+    admin_client, make_project, now
+):
+    seen_poller(timezone.now())
+    fleet = [make_project(failure_threshold=1) for _ in range(10)]
+    pages = banner_pages(fleet[0])
+
+    save_outcomes(fleet[:6], up=False, at=0)
+    outage = MonitorOutage.objects.get(ended_at=None)
+    for page in pages:
+        html = admin_client.get(page).content.decode()
+        assert UNREACHABLE in html
+        assert "Down notifications are held until it clears." in html
+    since = f'Since <time datetime="{outage.started_at.isoformat()}">'
+    assert since in admin_client.get(URL).content.decode()
+
+    save_outcomes(fleet[:4], up=True, at=20)
+    assert MonitorOutage.objects.get().ended_at is not None
+    for page in pages:
+        html = admin_client.get(page).content.decode()
+        assert "Most targets failed at once" not in html
+        assert 'class="banner' not in html
+
+
+def save_outcomes(projects, *, up: bool, at: float) -> None:
+    """Through the writer's store, which opens and closes the outage."""
+    DatabaseResultStore().save([outcome(p.pk, up=up, at=at) for p in projects])

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from projects.models import MaintenanceWindow, PollResult, Status
+from projects.models import Incident, MaintenanceWindow, PollResult, Status
 
 pytestmark = pytest.mark.django_db
 
@@ -142,6 +142,72 @@ def test_it_lists_outages_with_start_end_duration_and_error(
     assert "3 min" in html
     assert "timed out after 5 s" in html
     assert "ongoing" in html
+
+
+def incident_rows(html: str) -> list[str]:
+    return re.findall(r'<tr class="incident-.*?</tr>', html, flags=re.S)
+
+
+def shown(moment) -> str:
+    return f"{timezone.localtime(moment):%Y-%m-%d %H:%M:%S}"
+
+
+def test_it_lists_its_incidents_open_first_with_times_and_errors(
+    admin_client, make_project, now
+):
+    project, other = make_project(name="api"), make_project(name="shop")
+    past = Incident.objects.create(
+        project=project,
+        started_at=now - timedelta(days=1),
+        confirmed_at=now - timedelta(days=1) + MINUTE,
+        resolved_at=now - timedelta(days=1) + 30 * MINUTE,
+        first_error="expected 200, got 503",
+        failed_polls=30,
+    )
+    ongoing = Incident.objects.create(
+        project=project,
+        started_at=now - timedelta(hours=2),
+        confirmed_at=now - timedelta(hours=2) + MINUTE,
+        first_error="connection refused",
+        last_error="timed out after 5 s",
+        failed_polls=120,
+    )
+    Incident.objects.create(
+        project=other,
+        started_at=now - 3 * MINUTE,
+        confirmed_at=now - 2 * MINUTE,
+        first_error="the other project's error",
+    )
+
+    response = admin_client.get(url(project))
+    html = response.content.decode()
+
+    assert response.context["incidents"] == [ongoing, past]
+    first, second = incident_rows(html)
+    assert 'class="incident-open"' in first
+    assert shown(ongoing.started_at) in first
+    assert "<strong>ongoing</strong>" in first
+    assert "connection refused" in first
+    assert "last: timed out after 5 s" in first
+    assert 'class="incident-resolved"' in second
+    assert shown(past.started_at) in second
+    assert shown(past.resolved_at) in second
+    assert "30 min" in second
+    assert "expected 200, got 503" in second
+    assert "the other project" not in html
+    assert f"{reverse('incidents:list')}?project={project.pk}" in html
+
+
+def test_a_project_without_incidents_says_so(admin_client, make_project, now):
+    project, other = make_project(), make_project()
+    Incident.objects.create(
+        project=other, started_at=now, confirmed_at=now, first_error="refused"
+    )
+
+    html = admin_client.get(url(project)).content.decode()
+
+    assert incident_rows(html) == []
+    assert "No incidents yet. One opens after 3 failed polls in a row." in html
 
 
 def test_history_filters_by_status_and_pages(

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
@@ -89,6 +90,42 @@ def test_left_out_choices_keep_their_defaults():
 
     assert project.keyword_mode == "contains"
     assert project.json_operator == "=="
+
+
+@pytest.mark.parametrize(
+    ("typed", "stored"), [("", 14), ("0", 0), ("1", 1), ("30", 30), ("365", 365)]
+)
+def test_certificate_warning_days_default_to_14_and_take_0_to_365(typed, stored):
+    assert saved(tls_expiry_warning_days=typed).tls_expiry_warning_days == stored
+
+
+def test_certificate_warning_days_left_out_are_14():
+    assert saved().tls_expiry_warning_days == 14
+
+
+@pytest.mark.parametrize(
+    ("typed", "message"),
+    [
+        ("-1", "Ensure this value is greater than or equal to 0."),
+        ("366", "Ensure this value is less than or equal to 365."),
+        ("100000", "Ensure this value is less than or equal to 365."),
+        ("two weeks", "Enter a whole number."),
+        ("1.5", "Enter a whole number."),
+    ],
+)
+def test_certificate_warning_days_out_of_range_are_a_field_error(typed, message):
+    assert errors_of(tls_expiry_warning_days=typed) == {
+        "tls_expiry_warning_days": [message]
+    }
+
+
+def test_certificate_warning_days_are_checked_by_the_model_too(make_project):
+    with pytest.raises(ValidationError) as raised:
+        make_project(tls_expiry_warning_days=366)
+
+    assert raised.value.message_dict == {
+        "tls_expiry_warning_days": ["Ensure this value is less than or equal to 365."]
+    }
 
 
 def test_an_unknown_keyword_mode_is_a_field_error():
