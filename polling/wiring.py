@@ -62,10 +62,12 @@ def shared_coordinator(
         on_change=on_change,
         settle=settle,
     )
+    fence = LeaseFence(keeper)
     coordinator = Coordinator(
         config,
         source=DatabaseTargetSource(),
-        store=DatabaseResultStore(fence=LeaseFence(keeper)),
+        store=DatabaseResultStore(fence=fence),
         ownership=Ownership.nothing(count),
+        lease_statements=lambda: keeper.statements + fence.statements,
     )
     return coordinator, keeper

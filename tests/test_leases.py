@@ -10,8 +10,10 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
+from polling.engine.config import PollerConfig
 from polling.engine.shards import Ownership
 from polling.leases import LeaseFence, LeaseKeeper, ensure_lease_rows, trust_margin
+from polling.wiring import shared_coordinator
 from projects.models import PollerNode, ShardLease
 from tests.outcomes import outcome
 
@@ -119,3 +121,20 @@ def test_released_leases_are_free_at_once():
     keeper.release_all()
     assert held_by(a) == set()
     assert Keeper(node("b")).tick().shards == frozenset(range(SHARDS))
+
+
+def test_the_fence_counts_one_statement_per_batch():
+    keeper = Keeper(node("a"))
+    keeper.tick()
+    fence = LeaseFence(keeper)
+    with transaction.atomic():
+        fence.admit([outcome(project_id=s) for s in range(SHARDS)])
+        fence.admit([outcome(project_id=1)])
+    assert fence.statements == 2
+
+
+def test_a_shared_poller_reports_its_lease_statements_in_status():
+    coordinator, keeper = shared_coordinator(PollerConfig(), node_id=node("a").pk)
+    ensure_lease_rows(keeper.shard_count)
+    keeper.tick()
+    assert coordinator.status().lease_statements == 1

@@ -54,3 +54,16 @@ def test_the_shards_held_show_in_status_and_metrics():
     status = coordinator.status()
     assert (status.shards_held, status.shard_count) == (3, 16)
     assert b"poller_shards_held 3.0" in coordinator.metrics_text()
+
+
+def test_lease_statements_show_in_status_and_metrics():
+    coordinator = Coordinator(
+        PollerConfig(), source=NoSource(), store=NoStore(), lease_statements=lambda: 7
+    )
+    assert coordinator.status().lease_statements == 7
+    assert b"poller_lease_statements_total 7.0" in coordinator.metrics_text()
+
+
+def test_a_lone_poller_runs_no_lease_statements():
+    coordinator = Coordinator(PollerConfig(), source=NoSource(), store=NoStore())
+    assert coordinator.status().lease_statements == 0

@@ -9,7 +9,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -59,6 +59,7 @@ class Coordinator:
         source: TargetSource,
         store: ResultStore,
         ownership: Ownership | None = None,
+        lease_statements: Callable[[], int] = lambda: 0,
         clock=time.monotonic,
     ) -> None:
         self.config = config
@@ -66,6 +67,7 @@ class Coordinator:
         # Every project, unless a lease keeper says otherwise (several
         # pollers on PostgreSQL: polling/leases.py).
         self._ownership = ownership or Ownership.everything()
+        self._lease_statements = lease_statements
         self._clock = clock
         self._state = RunState.NEW
         self._lock = threading.Lock()  # guards _state
@@ -324,6 +326,7 @@ class Coordinator:
             uptime_seconds=round(uptime, 1),
             shards_held=len(self._ownership.shards),
             shard_count=self._ownership.count,
+            lease_statements=self._lease_statements(),
         )
 
     def metrics_text(self) -> bytes:

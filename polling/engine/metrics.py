@@ -56,6 +56,11 @@ COUNTERS = [
         "skipped_rechecks",
         "Re-checks skipped because half the slots were busy.",
     ),
+    (
+        "poller_lease_statements",
+        "lease_statements",
+        "Statements run to hold shard leases (renewals, releases, fences).",
+    ),
 ]
 
 

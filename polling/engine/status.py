@@ -49,6 +49,9 @@ class PollerStatus:
     # Shards this poller holds, of how many (1 of 1 when it polls alone).
     shards_held: int = 1
     shard_count: int = 1
+    # Statements run to share the projects with other pollers: lease
+    # renewals and releases, and the writer's fence (one per batch).
+    lease_statements: int = 0
 
     @property
     def skipped_ticks(self) -> int:
