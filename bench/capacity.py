@@ -26,8 +26,6 @@ import argparse
 import dataclasses
 import json
 import os
-import shlex
-import subprocess
 import sys
 import traceback
 from datetime import UTC, datetime
@@ -36,12 +34,16 @@ from pathlib import Path
 from harness import (
     ROOT,
     TargetProcess,
+    cpu_model,
+    database_versions,
     drop_database,
     fresh_database_url,
+    git_head,
     is_postgres,
     machine,
     manage,
     raise_open_files_limit,
+    relative_command,
 )
 from nginx import NginxTarget
 from report import Result, publish, section
@@ -155,59 +157,16 @@ def title(args: argparse.Namespace) -> str:
 
 
 def preamble(args: argparse.Namespace) -> list[str]:
-    command = shlex.join([_relative(sys.executable), *sys.argv])
+    command = relative_command(sys.argv)
     lines = [
-        f"- machine: {machine()}, {_cpu_model()}",
-        f"- databases: {_database_versions(args.db)}",
+        f"- machine: {machine()}, {cpu_model()}",
+        f"- databases: {database_versions(args.db)}",
         f"- command: `{command}`",
-        f"- nginx {args.nginx_workers} worker(s); git {_git_head()}",
+        f"- nginx {args.nginx_workers} worker(s); git {git_head()}",
     ]
     if args.quick:
         lines.append("- a smoke run: small N, short windows; not evidence either way")
     return lines
-
-
-def _relative(path: str) -> str:
-    try:
-        return str(Path(path).relative_to(ROOT))
-    except ValueError:
-        return path
-
-
-def _cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.partition(":")[2].strip()
-    return "unknown CPU"
-
-
-def _database_versions(databases: list[str]) -> str:
-    import sqlite3
-
-    versions = []
-    for database in databases:
-        if is_postgres(database):
-            import psycopg
-
-            with psycopg.connect(database) as connection:
-                version = connection.execute("SHOW server_version").fetchone()[0]
-            versions.append(f"PostgreSQL {version}")
-        else:
-            versions.append(f"SQLite {sqlite3.sqlite_version} (WAL)")
-    return ", ".join(versions)
-
-
-def _git_head() -> str:
-    head = subprocess.run(
-        ["git", "log", "-1", "--format=%h %s"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--", "polling", "projects", "monitor"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    return f"`{head}`" + (" (engine has uncommitted changes)" if dirty else "")
 
 
 def raw(results: list[Result], writer: list[dict]) -> dict:

@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import resource
+import shlex
 import shutil
 import socket
 import subprocess
@@ -160,22 +161,56 @@ class TargetProcess:
 
 @dataclass
 class ProcessSample:
-    """CPU and memory of a process, read from /proc."""
+    """CPU and memory of a process, read from /proc. With `descendants`,
+    of the process and every process under it (runpoller --processes N,
+    nginx's workers), added up."""
 
     pid: int
     cpu_seconds: float = 0.0
     peak_rss_mb: float = 0.0
     peak_threads: int = 0
     samples: list[float] = field(default_factory=list)
+    descendants: bool = False
 
     def read(self) -> None:
-        stat = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        self.cpu_seconds = (int(stat[11]) + int(stat[12])) / CLOCK_TICKS
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                self.peak_rss_mb = int(line.split()[1]) / 1024
-            elif line.startswith("Threads:"):
-                self.peak_threads = max(self.peak_threads, int(line.split()[1]))
+        pids = process_tree(self.pid) if self.descendants else [self.pid]
+        cpu, rss, threads = 0.0, 0.0, 0
+        for pid in pids:
+            try:
+                cpu += process_cpu_seconds(pid)
+                status = Path(f"/proc/{pid}/status").read_text().splitlines()
+            except FileNotFoundError:
+                if pid == self.pid:
+                    raise
+                continue  # a descendant that has just exited
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    rss += int(line.split()[1]) / 1024
+                elif line.startswith("Threads:"):
+                    threads += int(line.split()[1])
+        self.cpu_seconds = cpu
+        self.peak_rss_mb = max(self.peak_rss_mb, rss)
+        self.peak_threads = max(self.peak_threads, threads)
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU of one process so far (its exited children not
+    included)."""
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(stat[11]) + int(stat[12])) / CLOCK_TICKS
+
+
+def process_tree(pid: int) -> list[int]:
+    """The process and its live descendants."""
+    tree, index = [pid], 0
+    while index < len(tree):
+        for children in Path(f"/proc/{tree[index]}/task").glob("*/children"):
+            try:
+                tree += [int(child) for child in children.read_text().split()]
+            except FileNotFoundError:
+                continue
+        index += 1
+    return tree
 
 
 def machine_cpu_seconds() -> tuple[float, float]:
@@ -212,3 +247,52 @@ def markdown_table(rows: list[dict]) -> str:
         "| " + " | ".join(str(row.get(h, "")) for h in headers) + " |" for row in rows
     ]
     return "\n".join(lines)
+
+
+def relative(path: str) -> str:
+    try:
+        return str(Path(path).relative_to(ROOT))
+    except ValueError:
+        return path
+
+
+def relative_command(argv: list[str]) -> str:
+    """This process's command line as someone would type it in ROOT."""
+    return shlex.join([relative(sys.executable), *argv])
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.partition(":")[2].strip()
+    return "unknown CPU"
+
+
+def database_versions(databases: list[str]) -> str:
+    import sqlite3
+
+    versions = []
+    for database in databases:
+        if is_postgres(database):
+            import psycopg
+
+            with psycopg.connect(database) as connection:
+                version = connection.execute("SHOW server_version").fetchone()[0]
+            versions.append(f"PostgreSQL {version}")
+        else:
+            versions.append(f"SQLite {sqlite3.sqlite_version} (WAL)")
+    return ", ".join(versions)
+
+
+def git_head() -> str:
+    """The commit measured, and whether the engine differs from it."""
+    head = subprocess.run(
+        ["git", "log", "-1", "--format=%h %s"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "polling", "projects", "monitor"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return f"`{head}`" + (" (engine has uncommitted changes)" if dirty else "")

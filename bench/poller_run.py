@@ -5,6 +5,11 @@ The poller's own view comes from status(): its control endpoint
 runs, and the JSON line ({"event": "stopped", ...}) it prints when it exits. A
 runpoller without the endpoint still works: the samples are then empty and
 only the summary line and the log are used.
+
+With `processes` > 1 it runs `runpoller --processes N`: the children serve
+their endpoints on consecutive ports, and every status is theirs added up
+(counters summed, lag the worst of them). CPU and memory are the whole
+process tree's.
 """
 
 from __future__ import annotations
@@ -12,11 +17,13 @@ from __future__ import annotations
 import json
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from harness import ROOT, ProcessSample, django_env, free_port, machine_cpu_seconds
@@ -26,6 +33,15 @@ STOP_TIMEOUT_SECONDS = 300
 STATUS_EVERY_SECONDS = 5.0
 STARTUP_POLL_SECONDS = 0.1
 SCHEDULED_LOG = "Poller started with"
+# Status fields taken from the worst poller rather than added up.
+WORST_OF = ("lag_p50_ms", "lag_p99_ms", "lag_max_ms", "uptime_seconds")
+# Status counters reported for the measured window (their increase).
+WINDOW_COUNTS = (
+    "polls_total",
+    "results_written",
+    "lease_statements",
+    "skipped_ticks",
+)
 
 
 def read_status(bind: str, token: str) -> dict | None:
@@ -43,15 +59,41 @@ def read_status(bind: str, token: str) -> dict | None:
 def parse_summary(stdout: str) -> dict:
     """The status runpoller prints as a JSON line when it stops; empty if
     there is none."""
-    for line in reversed(stdout.splitlines()):
+    summaries = parse_summaries(stdout)
+    return summaries[-1] if summaries else {}
+
+
+def parse_summaries(stdout: str) -> list[dict]:
+    """Every poller's stopped line (one per child of --processes N)."""
+    summaries = []
+    for line in stdout.splitlines():
         if line.startswith("{"):
             try:
                 summary = json.loads(line)
             except ValueError:
                 continue
             if summary.get("event") == "stopped":
-                return summary
-    return {}
+                summaries.append(summary)
+    return summaries
+
+
+def merge_statuses(statuses: list[dict]) -> dict | None:
+    """Several pollers' statuses as one: numbers added up, lag and uptime
+    the worst of them; each poller's own under "pollers"."""
+    if not statuses:
+        return None
+    if len(statuses) == 1:
+        return {**statuses[0], "pollers": statuses}
+    merged: dict = {"pollers": statuses}
+    for name, value in statuses[0].items():
+        values = [s.get(name) for s in statuses]
+        if name in WORST_OF:
+            merged[name] = max((v for v in values if v is not None), default=None)
+        elif all(isinstance(v, int | float) for v in values):
+            merged[name] = sum(values)
+        else:
+            merged[name] = value
+    return merged
 
 
 @dataclass
@@ -66,6 +108,12 @@ class PollerReport:
     peak_rss_mb: float = 0.0
     exit_code: int | None = None
     log_tail: list[str] = field(default_factory=list)
+    window_s: float = 0.0  # the measured window
+    # Increase of WINDOW_COUNTS over the window (None: no status then).
+    window_counts: dict[str, int | None] = field(default_factory=dict)
+    # Each meter's increase over the window, per second.
+    meter_rates: dict[str, float] = field(default_factory=dict)
+    statuses_at_end: list[dict] = field(default_factory=list)  # per poller
 
     def final_status(self) -> dict:
         """The last status sample, updated with the exit summary."""
@@ -83,11 +131,26 @@ class PollerReport:
 
 class PollerRun:
     """Start runpoller, wait until it has scheduled `projects`, let it run
-    `warmup` + `measure` seconds, stop it with SIGTERM, and report."""
+    `warmup` + `measure` seconds, stop it with SIGTERM, and report.
 
-    def __init__(self, database_url: str, *, projects: int, max_concurrent: int):
+    `command` replaces `manage.py runpoller` (it must take runpoller's
+    options); `meters` are read at the start and the end of the measured
+    window, each a callable returning a running total (CPU seconds of
+    another process, requests served), and reported per second."""
+
+    def __init__(
+        self,
+        database_url: str,
+        *,
+        projects: int,
+        max_concurrent: int,
+        processes: int = 1,
+        command: list[str] | None = None,
+        meters: dict[str, Callable[[], float]] | None = None,
+    ):
         self.projects = projects
-        self.bind = f"127.0.0.1:{free_port()}"
+        self.binds = [f"127.0.0.1:{port}" for port in _free_ports(processes)]
+        self.bind = self.binds[0]
         self.token = secrets.token_urlsafe(16)
         self.env = django_env(
             database_url,
@@ -96,13 +159,24 @@ class PollerRun:
             POLLER_CONTROL_BIND=self.bind,
             POLLER_CONTROL_TOKEN=self.token,
         )
+        self.command = command or [sys.executable, "manage.py", "runpoller"]
+        if processes != 1:
+            self.command = [*self.command, "--processes", str(processes)]
+        self.meters = meters or {}
         self._log: list[str] = []
         self._scheduled_log_at: float | None = None
+
+    def statuses(self) -> list[dict]:
+        """Each poller's status, of those that answer."""
+        return [s for s in (read_status(b, self.token) for b in self.binds) if s]
+
+    def status(self) -> dict | None:
+        return merge_statuses(self.statuses())
 
     def run(self, *, warmup: float, measure: float) -> PollerReport:
         started_wall, started = time.time(), time.monotonic()
         process = subprocess.Popen(
-            [sys.executable, "manage.py", "runpoller"],
+            self.command,
             cwd=ROOT,
             env=self.env,
             stdout=subprocess.PIPE,
@@ -118,26 +192,37 @@ class PollerRun:
             if process.poll() is None:
                 process.kill()
         report.exit_code = process.returncode
-        report.summary = parse_summary("".join(stdout))
+        report.summary = merge_statuses(parse_summaries("".join(stdout))) or {}
         report.log_tail = self._log[-20:]
         return report
 
     def _measure(self, process, started_wall, started, warmup, measure):
-        sample = ProcessSample(process.pid)
+        sample = ProcessSample(process.pid, descendants=True)
         samples: list[dict] = []
         scheduled = self._wait_scheduled(process, samples)
         report = PollerReport(started_wall, 0.0, None, {}, samples)
         report.scheduled_s = None if scheduled is None else scheduled - started
         self._sample_until(process, sample, samples, time.monotonic() + warmup)
         cpu_before, machine_before = sample.cpu_seconds, machine_cpu_seconds()[0]
+        counts_before, meters_before = self.status(), self._read_meters()
         window_start = time.monotonic()
         self._sample_until(process, sample, samples, window_start + measure)
         window = time.monotonic() - window_start
+        statuses_after, meters_after = self.statuses(), self._read_meters()
         report.cpu_percent = 100 * (sample.cpu_seconds - cpu_before) / window
         report.machine_cpu_percent = (
             100 * (machine_cpu_seconds()[0] - machine_before) / window
         )
         report.peak_rss_mb = sample.peak_rss_mb
+        report.window_s = window
+        report.statuses_at_end = statuses_after
+        report.window_counts = _increase(
+            counts_before, merge_statuses(statuses_after), WINDOW_COUNTS
+        )
+        report.meter_rates = {
+            name: (meters_after[name] - meters_before[name]) / window
+            for name in self.meters
+        }
         report.stopped_at = time.time()
         process.send_signal(signal.SIGTERM)
         process.wait(STOP_TIMEOUT_SECONDS)
@@ -148,7 +233,7 @@ class PollerRun:
         scheduled; returns that moment (monotonic)."""
         deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
         while time.monotonic() < deadline and process.poll() is None:
-            status = read_status(self.bind, self.token)
+            status = self.status()
             if status and status.get("active_projects", 0) >= self.projects:
                 samples.append(status)
                 return time.monotonic()
@@ -164,7 +249,7 @@ class PollerRun:
                 raise RuntimeError(f"runpoller exited early: {self._log[-20:]}")
             sample.read()
             if now >= next_status:
-                status = read_status(self.bind, self.token)
+                status = self.status()
                 if status:
                     samples.append(status)
                 next_status = now + STATUS_EVERY_SECONDS
@@ -176,6 +261,35 @@ class PollerRun:
             self._scheduled_log_at = time.monotonic()
         self._log.append(line.rstrip())
         del self._log[:-200]
+
+    def _read_meters(self) -> dict[str, float]:
+        return {name: meter() for name, meter in self.meters.items()}
+
+
+def _increase(before: dict | None, after: dict | None, names) -> dict:
+    if not (before and after):
+        return dict.fromkeys(names)
+    return {name: after.get(name, 0) - before.get(name, 0) for name in names}
+
+
+def _free_ports(count: int) -> list[int]:
+    """`count` consecutive free ports: runpoller --processes N serves its
+    children's endpoints on the port it is given and the ones after it."""
+    for _ in range(100):
+        first = free_port()
+        ports = list(range(first, first + count))
+        if all(_port_free(port) for port in ports[1:]):
+            return ports
+    raise RuntimeError(f"found no {count} consecutive free ports")
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def _drain(stream, on_line) -> None:

@@ -305,11 +305,12 @@ def section(results, writer, *, title: str, preamble: list[str]) -> str:
     return "\n".join(parts)
 
 
-def publish(path: Path, text: str) -> None:
-    """Insert above the results marker, or append when there is none."""
+def publish(path: Path, text: str, *, marker: str = RESULTS_MARKER) -> None:
+    """Insert above the marker (by default, the capacity results'), or
+    append when there is none."""
     current = path.read_text() if path.exists() else ""
-    if RESULTS_MARKER in current:
-        head, _, tail = current.partition(RESULTS_MARKER)
-        path.write_text(f"{head}{text}\n{RESULTS_MARKER}{tail}")
+    if marker in current:
+        head, _, tail = current.partition(marker)
+        path.write_text(f"{head}{text}\n{marker}{tail}")
     else:
         path.write_text(f"{current.rstrip()}\n\n{text}\n" if current else f"{text}\n")
