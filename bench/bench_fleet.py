@@ -25,6 +25,9 @@ backends serving the database.
     --quick         a smoke run: fewer projects, 10 s windows, nothing
                     published unless --append is given
     --only sat      or "load": one part
+    --repeat N      every run N times, in rounds (a, b, c, a, b, c), so
+                    other work on the shared machine shows as spread; the
+                    verdicts take each run's least CPU per poll
 
 It prints the tables and inserts them, with the command and the commit,
 into docs/BENCHMARKS.md above the fleet results marker. PG_URL (default
@@ -91,6 +94,10 @@ COORDINATION = [
 class Measured:
     run: Run
     report: PollerReport
+    round: int = 1
+
+    def label(self, rounds: int) -> str:
+        return self.run.name + (f", #{self.round}" if rounds > 1 else "")
 
     def per_s(self, count: str) -> float | None:
         value = self.report.window_counts.get(count)
@@ -107,6 +114,16 @@ class Measured:
 
     def meter(self, name: str) -> float:
         return self.report.meter_rates[name]
+
+    def other_cpu_percent(self) -> float:
+        """The machine's CPU besides the pollers, nginx and the database's
+        backends: the harness, the server's own processes, anyone else."""
+        return (
+            self.report.machine_cpu_percent
+            - self.report.cpu_percent
+            - 100 * self.meter("nginx_cpu")
+            - 100 * self.meter("postgres_cpu")
+        )
 
     def shards(self) -> str:
         held = sorted(s.get("shards_held", 0) for s in self.report.statuses_at_end)
@@ -135,6 +152,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, default=20, help="seconds")
     parser.add_argument("--measure", type=float, default=40, help="seconds")
     parser.add_argument("--append", metavar="FILE", help=f"default {DOCS}")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of runs")
     args = parser.parse_args()
     divisor = 5 if args.quick else 1
     if args.quick:
@@ -154,7 +172,13 @@ def measure_part(args, scenario: Scenario, runs: list[Run], nginx) -> list[Measu
     try:
         manage(template, "migrate", "--noinput")
         prepare(template, scenario, Targets(nginx, slow=None))
-        return [measure_run(args, scenario, run, template, nginx) for run in runs]
+        return [
+            dataclasses.replace(
+                measure_run(args, scenario, run, template, nginx), round=number
+            )
+            for number in range(1, args.repeat + 1)
+            for run in runs
+        ]
     finally:
         drop_database(template)
 
@@ -221,14 +245,14 @@ class BackendCpu:
 # The report
 
 
-def saturation_table(measured: list[Measured]) -> str:
-    alone = measured[0].polls_per_s
+def saturation_table(measured: list[Measured], rounds: int) -> str:
+    alone = {m.round: m.polls_per_s for m in measured if m.run.processes == 1}
     return markdown_table(
         [
             {
-                "run": m.run.name,
+                "run": m.label(rounds),
                 "polls/s": _num(m.polls_per_s),
-                "x 1 poller": _ratio(m.polls_per_s, alone),
+                "x 1 poller": _ratio(m.polls_per_s, alone.get(m.round)),
                 "rows written/s": _num(m.per_s("results_written")),
                 "skipped ticks/s": _num(m.per_s("skipped_ticks")),
                 "pollers' CPU": _num(m.report.cpu_percent, " %"),
@@ -236,6 +260,7 @@ def saturation_table(measured: list[Measured]) -> str:
                 "nginx CPU": _num(100 * m.meter("nginx_cpu"), " %"),
                 "PostgreSQL backends' CPU": _num(100 * m.meter("postgres_cpu"), " %"),
                 "machine CPU": _num(m.report.machine_cpu_percent, " %"),
+                "others' CPU": _num(m.other_cpu_percent(), " %"),
                 "target's share": _share(m),
                 "lease statements/s": _num(m.per_s("lease_statements"), "", 1),
                 "shards held": m.shards(),
@@ -245,19 +270,20 @@ def saturation_table(measured: list[Measured]) -> str:
     )
 
 
-def coordination_table(measured: list[Measured]) -> str:
-    baseline = measured[0].cpu_per_poll_us
+def coordination_table(measured: list[Measured], rounds: int) -> str:
+    baseline = {m.round: m.cpu_per_poll_us for m in measured if not m.run.leases}
     return markdown_table(
         [
             {
-                "run": m.run.name,
+                "run": m.label(rounds),
                 "polls/s": _num(m.polls_per_s),
                 "pollers' CPU": _num(m.report.cpu_percent, " %"),
                 "CPU per poll": _num(m.cpu_per_poll_us, " µs"),
-                "vs no leases": _change(m.cpu_per_poll_us, baseline),
+                "vs no leases": _change(m.cpu_per_poll_us, baseline.get(m.round)),
                 "PostgreSQL backends' CPU": _num(100 * m.meter("postgres_cpu"), " %"),
                 "nginx CPU": _num(100 * m.meter("nginx_cpu"), " %"),
                 "machine CPU": _num(m.report.machine_cpu_percent, " %"),
+                "others' CPU": _num(m.other_cpu_percent(), " %"),
                 "lease statements/s": _num(m.per_s("lease_statements"), "", 1),
                 "lag p99 (worst sample)": _num(m.report.lag_ms()[1], " ms"),
                 "peak RSS": _num(m.report.peak_rss_mb, " MB"),
@@ -271,23 +297,34 @@ def coordination_table(measured: list[Measured]) -> str:
 def verdicts(parts: dict) -> list[str]:
     lines = []
     if "sat" in parts:
-        one, two = parts["sat"]
+        best = _best(parts["sat"], lambda m: -(m.polls_per_s or 0))
+        one, two = (best[run.name] for run in SATURATION)
         lines.append(
             f"- 2 pollers at saturation: {_ratio(two.polls_per_s, one.polls_per_s)}"
-            f" the polls/s of 1 (the target took {_share(two)} of the machine's"
-            " CPU in that run)"
+            f" the polls/s of 1 (best of each; the target took {_share(two)} of"
+            " the machine's CPU in that run)"
         )
     if "load" in parts:
-        baseline, *others = parts["load"]
+        best = _best(parts["load"], lambda m: m.cpu_per_poll_us or float("inf"))
+        baseline, *others = (best[run.name] for run in COORDINATION)
         for m in others:
             extra = _extra(m.cpu_per_poll_us, baseline.cpu_per_poll_us)
             ok = extra is not None and extra < EXTRA_CPU_LIMIT
             lines.append(
                 f"- {'PASS' if ok else 'FAIL'} {m.run.name}: CPU per poll "
                 f"{_change(m.cpu_per_poll_us, baseline.cpu_per_poll_us)} against "
-                f"1 poller without leases (< {EXTRA_CPU_LIMIT:.0%})"
+                f"1 poller without leases (least of each; < {EXTRA_CPU_LIMIT:.0%})"
             )
     return lines
+
+
+def _best(measured: list[Measured], key) -> dict[str, Measured]:
+    """Each run's best round by `key` (least first): other people's work
+    only ever makes a window worse."""
+    best: dict[str, Measured] = {}
+    for m in sorted(measured, key=key):
+        best.setdefault(m.run.name, m)
+    return best
 
 
 def section(args, parts: dict) -> str:
@@ -299,15 +336,16 @@ def section(args, parts: dict) -> str:
         f"- machine: {machine()}, {cpu_model()}; {database_versions([PG_URL])}",
         f"- command: `{relative_command(sys.argv)}`",
         f"- git {git_head()}",
-        f"- each run: {args.warmup:g} s warm-up, {args.measure:g} s measured",
+        f"- each run: {args.warmup:g} s warm-up, {args.measure:g} s measured"
+        + (f", {args.repeat} rounds" if args.repeat > 1 else ""),
         "",
     ]
     if "sat" in parts:
         lines += [_scenario_line("Saturation", args.saturation), ""]
-        lines += [saturation_table(parts["sat"]), ""]
+        lines += [saturation_table(parts["sat"], args.repeat), ""]
     if "load" in parts:
         lines += [_scenario_line("Coordination", args.load), ""]
-        lines += [coordination_table(parts["load"]), ""]
+        lines += [coordination_table(parts["load"], args.repeat), ""]
     return "\n".join([*lines, *verdicts(parts), ""])
 
 
