@@ -12,11 +12,10 @@ from __future__ import annotations
 import os
 import sys
 
-from harness import ROOT
+import harness  # noqa: F401  (puts the project on sys.path)
 
 
 def main() -> None:
-    sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
     import django
 
