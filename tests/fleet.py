@@ -1,0 +1,147 @@
+"""Real runpoller processes sharing shard leases on PostgreSQL, and what
+the tests read from the database about them (tests/test_fleet_*.py)."""
+
+from __future__ import annotations
+
+import itertools
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from django.utils import timezone
+
+from polling.engine.shards import shard_of
+from projects.models import PollResult, Project, ShardLease
+from tests.processes import ROOT, process_env
+from tests.waiting import wait_until
+
+SHARDS = 16
+TTL = 3.0
+TICK = 1.0
+
+
+class Poller:
+    """One runpoller process with short leases; `env` overrides its
+    environment (e.g. DATABASE_URL)."""
+
+    def __init__(self, log_dir: Path, name: str, **env: str) -> None:
+        self.log = log_dir / f"{name}.log"
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "manage.py", "runpoller"],
+                cwd=ROOT,
+                env=process_env(
+                    POLLER_CONTROL_BIND="127.0.0.1:0",
+                    POLLER_SHARDS=str(SHARDS),
+                    POLLER_LEASE_TTL=str(TTL),
+                    POLLER_LEASE_TICK=str(TICK),
+                    LOG_LEVEL="INFO",
+                    **env,
+                ),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def signal(self, signum: int) -> None:
+        self.process.send_signal(signum)
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=30)
+        finally:
+            self.process.kill()
+
+    def output(self) -> str:
+        return self.log.read_text()
+
+
+def owners() -> dict[int, int]:
+    """pid -> shards it holds with an unexpired lease."""
+    held: dict[int, int] = defaultdict(int)
+    leases = ShardLease.objects.filter(expires_at__gt=timezone.now())
+    for pid in leases.values_list("owner__pid", flat=True):
+        held[pid] += 1
+    return dict(held)
+
+
+def projects_held_by(poller: Poller) -> set[int]:
+    """Ids of the projects in the shards `poller` holds now."""
+    shards = set(
+        ShardLease.objects.filter(
+            owner__pid=poller.pid, expires_at__gt=timezone.now()
+        ).values_list("shard", flat=True)
+    )
+    return {
+        pk
+        for pk in Project.objects.values_list("pk", flat=True)
+        if shard_of(pk, SHARDS) in shards
+    }
+
+
+def unstored_requests(target_server) -> Counter[int]:
+    """Project id -> requests the target answered beyond the stored results."""
+    ids_by_path = {
+        urlsplit(url)._replace(scheme="", netloc="").geturl(): pk
+        for pk, url in Project.objects.values_list("pk", "url")
+    }
+    requests = Counter(ids_by_path[r.path] for r in target_server.requests)
+    results = Counter(PollResult.objects.values_list("project_id", flat=True))
+    return requests - results
+
+
+def balanced_among(*pollers: Poller) -> bool:
+    held = owners()
+    pids = {p.pid for p in pollers}
+    return set(held) == pids and sum(held.values()) == SHARDS
+
+
+def seconds_until(condition, timeout: float = 30) -> float:
+    started = time.monotonic()
+    wait_until(condition, timeout=timeout)
+    return round(time.monotonic() - started, 1)
+
+
+def stored_windows(since, until) -> dict[int, list]:
+    """Project id -> the windows of its results in [since, until), sorted."""
+    by_project = defaultdict(list)
+    rows = PollResult.objects.filter(polled_at__gte=since, polled_at__lt=until)
+    for project_id, at in rows.values_list("project_id", "polled_at"):
+        by_project[project_id].append(at)
+    return {pk: sorted(times) for pk, times in by_project.items()}
+
+
+def windows_checked(since, until, interval: float) -> dict:
+    """Every project's stored windows in [since, until): each follows the
+    previous one by exactly the interval (none missing, none extra)."""
+    by_project = stored_windows(since, until)
+    missing = extra = windows = 0
+    step = timedelta(seconds=interval)
+    for times in by_project.values():
+        windows += len(times)
+        for before, after in itertools.pairwise(times):
+            gap = after - before
+            if gap < step:
+                extra += 1
+            elif gap > step:
+                missing += round(gap / step) - 1
+    return {
+        "projects": len(by_project),
+        "windows": windows,
+        "missing": missing,
+        "extra": extra,
+    }
