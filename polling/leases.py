@@ -11,6 +11,13 @@ with no gap. A takeover bumps the lease's token, and the writer's fence
 token it took them with: a poller that lost a shard while paused cannot
 store a result for it.
 
+After a tick that failed (the database was unreachable), the next one
+takes back only this poller's own shards and free ones: once the database
+is back every lease has expired, and the first poller to reconnect would
+otherwise take the others' shards too, dropping the results they polled
+before the outage and have yet to save. From the tick after, expired
+leases of pollers that did not come back are taken over as usual.
+
 The engine only hears the outcome, as an Ownership: the shards held, and
 the monotonic time until which they can be trusted (the tick's start +
 TTL - margin), measured before the statement ran, so it ends before any
@@ -69,6 +76,7 @@ class LeaseKeeper:
         self._settle = settle
         self._clock = clock
         self._tokens: dict[int, int] = {}
+        self._only_own = False
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self.statements = 0  # lease statements run: status() shows them
@@ -96,6 +104,7 @@ class LeaseKeeper:
         with transaction.atomic():
             rows = _run(renew_and_claim_sql(), self._params())
         self.statements += 1
+        self._only_own = False
         live = rows[0][2] if rows else 1
         self._tokens = {shard: token for shard, token, _ in rows}
         ownership = self._ownership(started)
@@ -105,10 +114,20 @@ class LeaseKeeper:
             self._hand_over(surplus, ownership)
         return ownership
 
+    def lost_contact(self) -> None:
+        """The database could not be reached: at the next tick take back
+        only this poller's own shards (and free ones), leaving the other
+        pollers a tick to come back for theirs."""
+        self._only_own = True
+
     def release_all(self) -> None:
         """Give every lease back (after the poller has saved everything)
         and stop counting as live, so the others take all of them over at
         their next tick."""
+        if not connection.in_atomic_block:
+            # The calling thread's connection may have sat idle since the
+            # poller registered, and an outage meanwhile has cut it.
+            close_connection()
         with transaction.atomic():
             PollerNode.objects.filter(pk=self.node_id).update(stopped_at=timezone.now())
             self._release(list(self._tokens))
@@ -140,7 +159,12 @@ class LeaseKeeper:
         )
 
     def _params(self) -> dict:
-        return {"node": self.node_id, "shards": self.shard_count, "ttl": self.ttl}
+        return {
+            "node": self.node_id,
+            "shards": self.shard_count,
+            "ttl": self.ttl,
+            "others": not self._only_own,
+        }
 
     def _run(self) -> None:
         try:
@@ -151,6 +175,7 @@ class LeaseKeeper:
                     # Trust lapses on its own: polling pauses until a
                     # renewal succeeds.
                     logger.exception("Lease renewal failed; the next may succeed")
+                    self.lost_contact()
                     close_connection()
         finally:
             close_connection()
@@ -213,8 +238,9 @@ def _table(model) -> str:
 def renew_and_claim_sql() -> str:
     """One statement per tick: note this node alive, renew its unexpired
     leases, count the live nodes, take free or expired shards (lowest
-    first) up to the fair share. Returns (shard, token, live nodes) for
-    every lease held. SKIP LOCKED: two nodes never wait for each other."""
+    first; only free ones and its own unless `others`) up to the fair
+    share. Returns (shard, token, live nodes) for every lease held. SKIP
+    LOCKED: two nodes never wait for each other."""
     lease, node = _table(ShardLease), _table(PollerNode)
     ttl = "make_interval(secs => %(ttl)s)"
     return f"""
@@ -238,6 +264,7 @@ def renew_and_claim_sql() -> str:
                 WHERE (owner_id IS NULL OR expires_at IS NULL
                        OR expires_at <= now())
                   AND shard < %(shards)s
+                  AND (%(others)s OR owner_id IS NULL OR owner_id = %(node)s)
                 ORDER BY shard
                 LIMIT greatest(
                     ceil(%(shards)s::numeric / greatest(

@@ -138,3 +138,55 @@ def test_a_shared_poller_reports_its_lease_statements_in_status():
     ensure_lease_rows(keeper.shard_count)
     keeper.tick()
     assert coordinator.status().lease_statements == 1
+
+
+def expire_everything() -> None:
+    """What an outage longer than the TTL leaves: every lease expired and
+    no poller seen since."""
+    long_ago = timezone.now() - timedelta(seconds=60)
+    ShardLease.objects.update(expires_at=long_ago)
+    PollerNode.objects.update(last_seen_at=long_ago)
+
+
+def test_after_losing_contact_a_poller_takes_back_only_its_own_shards():
+    a, b = node("a"), node("b")
+    Keeper(a).tick()
+    Keeper(a).tick()  # hands 4-7 over
+    keeper = Keeper(b)
+    keeper.tick()
+    fence = LeaseFence(keeper)
+    expire_everything()
+
+    keeper.lost_contact()
+    assert keeper.tick().shards == frozenset({4, 5, 6, 7})
+    assert held_by(a) == {0, 1, 2, 3}  # left for a to take back
+    with transaction.atomic():
+        kept = fence.admit([outcome(project_id=s) for s in range(SHARDS)])
+    assert [o.project_id for o in kept] == [4, 5, 6, 7]
+    # One tick later a has not come back: its shards are taken over.
+    assert keeper.tick().shards == frozenset(range(SHARDS))
+
+
+def test_after_losing_contact_free_shards_are_taken_at_once():
+    keeper = Keeper(node("a"))
+    keeper.lost_contact()
+    assert keeper.tick().shards == frozenset(range(SHARDS))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_release_all_reconnects_when_an_outage_cut_the_connection():
+    import psycopg
+
+    a = node("a")
+    keeper = Keeper(a)
+    keeper.tick()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        [pid] = cursor.fetchone()
+    params = connection.get_connection_params()
+    with psycopg.connect(**params, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+    keeper.release_all()
+    assert held_by(a) == set()
+    assert PollerNode.objects.get(pk=a.pk).stopped_at is not None
