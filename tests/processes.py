@@ -10,12 +10,15 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def database_url() -> str:
-    """A DATABASE_URL naming the test database this test runs on."""
+def database_url(*, host: str = "", port: int | None = None) -> str:
+    """A DATABASE_URL naming the test database this test runs on; on
+    PostgreSQL, `host` and `port` replace the server's (a proxy's)."""
     settings = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"sqlite:///{settings['NAME']}"
-    user, host, port = settings["USER"], settings["HOST"], settings["PORT"] or 5432
+    user = settings["USER"]
+    host = host or settings["HOST"]
+    port = port or settings["PORT"] or 5432
     return f"postgres://{user}@{host}:{port}/{settings['NAME']}"
 
 
