@@ -174,16 +174,11 @@ def _startup_and_memory_checks(
 
 def _fifty_thousand_checks(name: str, r: Result) -> list[str]:
     late = r.extra.get("late_first", 0) + r.extra.get("never_polled", 0)
+    checks = _startup_and_memory_checks(
+        name, r, rss_limit=RSS_LIMIT_MB, start_limit=SCHEDULED_LIMIT_S
+    )
     return [
-        _verdict(
-            (r.peak_rss_mb or 0) < RSS_LIMIT_MB,
-            f"{name}: peak RSS {_num(r.peak_rss_mb)} MB < {RSS_LIMIT_MB} MB",
-        ),
-        _verdict(
-            r.scheduled_s is not None and r.scheduled_s < SCHEDULED_LIMIT_S,
-            f"{name}: scheduled {_num(r.scheduled_s, ' s', 1)} after the process "
-            f"started (< {SCHEDULED_LIMIT_S} s)",
-        ),
+        *checks,
         _verdict(
             late == 0,
             f"{name}: {late} projects whose first poll was not done "
