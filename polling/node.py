@@ -13,9 +13,10 @@ from collections.abc import Callable
 from datetime import datetime
 from importlib import metadata
 
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 from django.utils import timezone
 
+from polling.store import close_connection
 from projects.models import PollerNode
 
 logger = logging.getLogger(__name__)
@@ -97,9 +98,9 @@ class NodeHeartbeat:
                     self.beat()
                 except Exception:
                     logger.exception("Heartbeat failed; the next one may succeed")
-                    _close_connection()
+                    close_connection()
         finally:
-            _close_connection()
+            close_connection()
 
 
 def _version() -> str:
@@ -107,8 +108,3 @@ def _version() -> str:
         return metadata.version("uptime-monitor")
     except metadata.PackageNotFoundError:
         return ""
-
-
-def _close_connection() -> None:
-    with contextlib.suppress(DatabaseError):
-        connection.close()
