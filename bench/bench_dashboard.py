@@ -178,10 +178,10 @@ def seed_polls_for_day(day: int) -> None:
     run_sql(
         """
         INSERT INTO projects_pollresult (
-            project_id, polled_at, status, status_code, response_time_ms,
+            project_id, polled_at, up, status_code, response_time_ms,
             error_message)
         SELECT id, t,
-               CASE WHEN down THEN 'down' ELSE 'up' END,
+               NOT down,
                CASE WHEN NOT down THEN 200 WHEN r < 0.5 THEN 503 END,
                CASE WHEN NOT down OR r < 0.5
                     THEN (90 + id %% 7 * 25 + r * 120
@@ -237,15 +237,16 @@ def seed_current_state() -> None:
     run_sql(
         """
         UPDATE projects_project p
-        SET last_polled_at = r.polled_at, last_status = r.status,
+        SET last_polled_at = r.polled_at,
+            last_status = CASE WHEN r.up THEN 'up' ELSE 'down' END,
             last_status_code = r.status_code,
             last_response_time_ms = r.response_time_ms,
-            consecutive_failures = CASE WHEN r.status = 'down' THEN 1 ELSE 0 END
+            consecutive_failures = CASE WHEN r.up THEN 0 ELSE 1 END
         FROM projects_project p2
         CROSS JOIN LATERAL (
             SELECT * FROM projects_pollresult
             WHERE project_id = p2.id
-            ORDER BY polled_at DESC, id DESC LIMIT 1
+            ORDER BY polled_at DESC LIMIT 1
         ) AS r
         WHERE p.id = p2.id
         """

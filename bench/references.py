@@ -152,7 +152,7 @@ class Rows:
         self._locks = [threading.Lock() for _ in range(count)]
         mark = "%s" if self.postgres else "?"
         self._sql = (
-            "INSERT INTO projects_pollresult (project_id, polled_at, status, "
+            "INSERT INTO projects_pollresult (project_id, polled_at, up, "
             "status_code, response_time_ms, error_message) VALUES "
             f"({', '.join([mark] * 6)})"
         )
@@ -207,12 +207,11 @@ def _request(client, url: str, timeout: float) -> tuple:
     try:
         response = client.get(url, timeout=timeout)
     except Exception as exc:
-        return (polled_at, "down", None, None, type(exc).__name__)
+        return (polled_at, False, None, None, type(exc).__name__)
     elapsed_ms = round((time.monotonic() - start) * 1000)
     up = response.status_code == 200
-    status = "up" if up else "down"
     error = "" if up else f"expected 200, got {response.status_code}"
-    return (polled_at, status, response.status_code, elapsed_ms, error)
+    return (polled_at, up, response.status_code, elapsed_ms, error)
 
 
 def naive(database_url: str, seconds: float) -> dict:

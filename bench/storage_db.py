@@ -72,6 +72,7 @@ def poll_columns() -> list[str]:
     from projects.models import PollResult
 
     wanted = [PollResult._meta.get_field(name).column for name in RESULT_FIELDS]
+    wanted.append("status")  # before 0017 the status was text, not `up`
     with connection.cursor() as cursor:
         have = {
             c.name
@@ -88,6 +89,7 @@ def row(outcome, columns: list[str]) -> tuple:
     values = {
         "project_id": outcome.project_id,
         "polled_at": connection.ops.adapt_datetimefield_value(outcome.started_at),
+        "up": outcome.up,
         "status": "up" if outcome.up else "down",
         "status_code": outcome.status_code,
         "response_time_ms": outcome.response_time_ms,
@@ -236,11 +238,12 @@ def add_rollups(ids: list[int], last_poll: datetime) -> None:
         cursor.execute(
             f"""
             INSERT INTO {hourly} (project_id, hour, polls, failures, responses,
-                                  response_time_sum_ms, response_time_max_ms)
+                                  response_time_sum_ms, response_time_max_ms,
+                                  maintenance_polls, maintenance_failures)
             SELECT project_id, {hour}, count(*),
-                   sum(CASE WHEN status = 'down' THEN 1 ELSE 0 END),
+                   sum(CASE WHEN up THEN 0 ELSE 1 END),
                    count(response_time_ms), coalesce(sum(response_time_ms), 0),
-                   max(response_time_ms)
+                   max(response_time_ms), 0, 0
             FROM {polls_table} GROUP BY 1, 2 ORDER BY 2, 1
             """
         )

@@ -36,7 +36,6 @@ from projects.models import (
     HourlyRollup,
     PollResult,
     Project,
-    Status,
 )
 
 TARGET_FIELDS = [
@@ -331,7 +330,7 @@ def _result_row(outcome: Outcome, adapt: Callable) -> tuple:
         # The window it was scheduled for: one result per project and
         # window, whichever poller made it.
         adapt(outcome.due_at),
-        Status.UP if outcome.up else Status.DOWN,
+        outcome.up,  # the status column is a boolean: see StatusField
         outcome.status_code,
         outcome.response_time_ms,
         (outcome.error or outcome.message)[:MAX_MESSAGE_LENGTH],

@@ -1,22 +1,27 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib import admin, messages
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from projects.forms import ProjectForm
-from projects.models import HousekeepingRun, PollResult, Project
+from projects.models import HousekeepingRun, PollResultRow, Project
 from projects.signals import projects_bulk_changed
 
 RECENT_RESULTS_SHOWN = 20
 # Counting millions of rows on every page is the usual reason a results
 # list gets slow; past this many, the admin pages through a capped count.
 RESULT_COUNT_CAP = 10_000
+# Unfiltered, the results list shows this much of the newest polls.
+RECENT_RESULTS_WINDOW = timedelta(minutes=10)
 
 BADGE_COLOURS = {
     Project.State.UP: "#1a7f37",
@@ -185,10 +190,14 @@ class ProjectAdmin(admin.ModelAdmin):
         )
         if not rows:
             return "No polls yet."
+        every_poll = reverse("admin:projects_pollresultrow_changelist")
         return format_html(
             "<table><thead><tr><th>polled at (UTC)</th><th>status</th><th>code</th>"
-            "<th>time</th><th>error</th></tr></thead><tbody>{}</tbody></table>",
+            "<th>time</th><th>error</th></tr></thead><tbody>{}</tbody></table>"
+            '<p><a href="{}?project__id__exact={}">Every poll of this project</a></p>',
             rows,
+            every_poll,
+            project.pk,
         )
 
     @admin.action(description="Enable selected projects")
@@ -218,7 +227,7 @@ class CappedCountPaginator(Paginator):
         return self.object_list[:RESULT_COUNT_CAP].count()
 
 
-@admin.register(PollResult)
+@admin.register(PollResultRow)
 class PollResultAdmin(admin.ModelAdmin):
     list_display = [
         "polled_at",
@@ -229,35 +238,66 @@ class PollResultAdmin(admin.ModelAdmin):
         "phases_column",
         "error_message",
     ]
+    # Rows have no page of their own (see PollResultRow) and no actions.
+    list_display_links = None
+    actions = None
     list_filter = ["status", "project"]
     list_select_related = ["project"]
     date_hierarchy = "polled_at"
     paginator = CappedCountPaginator
     show_full_result_count = False
-    # Newest first by id, which follows the order the writer saved them in:
-    # on PostgreSQL the index on polled_at is BRIN, which cannot sort, and
-    # sorting millions of rows by a column on every page is not an option.
-    ordering = ["-pk"]
+    ordering = ["-polled_at"]
     sortable_by = ()
     list_per_page = 100
     # Facet counts would scan every result on each page view.
     show_facets = admin.ShowFacets.NEVER
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        rows = super().get_queryset(request)
+        if narrowed(request):
+            return rows
+        # One project's polls come newest first straight from the primary
+        # key; all projects' polls by time would be sorted from the whole
+        # table (on PostgreSQL the time index is BRIN, which cannot sort).
+        return rows.filter(polled_at__gte=timezone.now() - RECENT_RESULTS_WINDOW)
+
+    def changelist_view(self, request: HttpRequest, extra_context=None):
+        if not narrowed(request):
+            minutes = int(RECENT_RESULTS_WINDOW.total_seconds() // 60)
+            extra_context = {
+                "subtitle": (
+                    f"The last {minutes} minutes, newest first. "
+                    "Choose a project or a day for older polls."
+                ),
+                **(extra_context or {}),
+            }
+        return super().changelist_view(request, extra_context)
+
     @admin.display(description="status", ordering="status")
-    def status_column(self, result: PollResult) -> SafeString:
+    def status_column(self, result: PollResultRow) -> SafeString:
         return status_badge(result.status)
 
     @admin.display(description="phases")
-    def phases_column(self, result: PollResult) -> str:
+    def phases_column(self, result: PollResultRow) -> str:
         return result.phases_text or "-"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     def has_change_permission(
-        self, request: HttpRequest, obj: PollResult | None = None
+        self, request: HttpRequest, obj: PollResultRow | None = None
     ) -> bool:
         return False
+
+    def has_delete_permission(
+        self, request: HttpRequest, obj: PollResultRow | None = None
+    ) -> bool:
+        return False
+
+
+def narrowed(request: HttpRequest) -> bool:
+    """Whether the results list is filtered to one project or a date."""
+    return any(key.startswith(("project__", "polled_at__")) for key in request.GET)
 
 
 @admin.register(HousekeepingRun)

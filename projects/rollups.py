@@ -70,8 +70,8 @@ def hourly_sums(results: QuerySet[PollResult], maintenance: Q | None) -> QuerySe
         results.annotate(hour=TruncHour("polled_at", tzinfo=UTC))
         .values("project_id", "hour")
         .annotate(
-            polls=Count("id"),
-            failures=Count("id", filter=Q(status=Status.DOWN)),
+            polls=Count("polled_at"),
+            failures=Count("polled_at", filter=Q(status=Status.DOWN)),
             responses=Count("response_time_ms"),
             response_time_sum_ms=Coalesce(Sum("response_time_ms"), Value(0)),
             response_time_max_ms=Max("response_time_ms"),
@@ -85,8 +85,10 @@ def _maintenance_counts(maintenance: Q | None) -> dict:
     if maintenance is None:
         return {"maintenance_polls": Value(0), "maintenance_failures": Value(0)}
     return {
-        "maintenance_polls": Count("id", filter=maintenance),
-        "maintenance_failures": Count("id", filter=maintenance & Q(status=Status.DOWN)),
+        "maintenance_polls": Count("polled_at", filter=maintenance),
+        "maintenance_failures": Count(
+            "polled_at", filter=maintenance & Q(status=Status.DOWN)
+        ),
     }
 
 

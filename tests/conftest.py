@@ -127,7 +127,7 @@ def add_polls(db):
             for i, (status, ms) in enumerate(zip(statuses, times, strict=True))
         ]
         PollResult.objects.bulk_create(polls)
-        latest = PollResult.objects.filter(project=project).latest("polled_at", "id")
+        latest = PollResult.objects.filter(project=project).latest("polled_at")
         project.last_polled_at = latest.polled_at
         project.last_status = latest.status
         project.last_status_code = latest.status_code

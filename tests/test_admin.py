@@ -7,14 +7,15 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
-from projects.models import PollResult, Project, Status
+from projects.models import PollResult, PollResultRow, Project, Status
 
 pytestmark = pytest.mark.django_db
 
 ADD_URL = reverse("admin:projects_project_add")
 LIST_URL = reverse("admin:projects_project_changelist")
-RESULTS_URL = reverse("admin:projects_pollresult_changelist")
+RESULTS_URL = reverse("admin:projects_pollresultrow_changelist")
 
 FORM = {
     "name": "homepage",
@@ -30,12 +31,18 @@ FORM = {
 }
 
 
-def add_results(project: Project, count: int, *, start: datetime | None = None):
+def add_results(
+    project: Project,
+    count: int,
+    *,
+    start: datetime | None = None,
+    every: timedelta = timedelta(minutes=1),
+):
     start = start or datetime(2026, 11, 1, tzinfo=UTC)
     PollResult.objects.bulk_create(
         PollResult(
             project=project,
-            polled_at=start + timedelta(minutes=i),
+            polled_at=start + i * every,
             status=Status.UP if i % 3 else Status.DOWN,
             status_code=200 if i % 3 else 503,
             response_time_ms=10 + i,
@@ -43,6 +50,13 @@ def add_results(project: Project, count: int, *, start: datetime | None = None):
         )
         for i in range(count)
     )
+
+
+def add_recent_results(project: Project, count: int) -> None:
+    """`count` polls 10 s apart, the newest a second ago: all inside the
+    results list's unfiltered window."""
+    start = timezone.now() - timedelta(seconds=10 * count)
+    add_results(project, count, start=start, every=timedelta(seconds=10))
 
 
 def count_queries(client, url: str) -> int:
@@ -204,18 +218,45 @@ def test_the_project_page_shows_the_latest_20_results(admin_client, make_project
     assert page.count("<tr><td>2026-11-01") == 20
     assert "2026-11-01 00:24:00" in page  # the newest
     assert "2026-11-01 00:04:00" not in page  # the 21st newest
+    every_poll = f"{RESULTS_URL}?project__id__exact={project.pk}"
+    assert f'href="{every_poll}"' in page
 
 
 def test_poll_results_are_read_only(admin_client, make_project):
+    add_recent_results(make_project(), 1)
+    key = PollResultRow.objects.get().pk
+
+    page = admin_client.get(RESULTS_URL).content.decode()
+
+    assert (
+        admin_client.get(reverse("admin:projects_pollresultrow_add")).status_code == 403
+    )
+    for view in ("change", "delete"):
+        url = reverse(f"admin:projects_pollresultrow_{view}", args=[key])
+        assert admin_client.post(url, {"status": "up", "post": "yes"}).status_code in (
+            403,
+            404,
+        )
+    assert "/change/" not in page  # no links to a row's page
+    assert 'name="_selected_action"' not in page  # no actions
+    assert PollResult.objects.get().status == Status.DOWN
+
+
+def test_the_unfiltered_results_list_shows_the_newest_minutes(
+    admin_client, make_project
+):
     project = make_project()
-    add_results(project, 1)
-    result = PollResult.objects.get()
-    assert admin_client.get(reverse("admin:projects_pollresult_add")).status_code == 403
-    change_url = reverse("admin:projects_pollresult_change", args=[result.pk])
-    response = admin_client.post(change_url, {"status": "up"})
-    assert response.status_code == 403
-    result.refresh_from_db()
-    assert result.status == Status.DOWN
+    add_results(project, 3, start=timezone.now() - timedelta(hours=2))
+    add_recent_results(project, 2)
+
+    response = admin_client.get(RESULTS_URL)
+    one_project = admin_client.get(RESULTS_URL + f"?project__id__exact={project.pk}")
+
+    assert len(response.context["cl"].result_list) == 2
+    assert "The last 10 minutes, newest first" in response.content.decode()
+    polled = [r.polled_at for r in one_project.context["cl"].result_list]
+    assert len(polled) == 5
+    assert polled == sorted(polled, reverse=True)
 
 
 def test_the_results_list_costs_the_same_queries_for_more_rows(
@@ -223,10 +264,10 @@ def test_the_results_list_costs_the_same_queries_for_more_rows(
 ):
     projects = [make_project() for _ in range(3)]
     for project in projects:
-        add_results(project, 5)
+        add_recent_results(project, 5)
     few = count_queries(admin_client, RESULTS_URL)
     for project in [make_project() for _ in range(10)]:
-        add_results(project, 30)
+        add_recent_results(project, 30)
     assert count_queries(admin_client, RESULTS_URL) == few
 
 
@@ -236,12 +277,13 @@ def test_the_results_list_filters_by_status_project_and_date(
     project, other = make_project(), make_project()
     add_results(project, 6, start=datetime(2026, 10, 30, 23, 58, tzinfo=UTC))
     add_results(other, 3)
+    add_recent_results(other, 3)
 
     def results(query: str) -> list[PollResult]:
         return list(admin_client.get(RESULTS_URL + query).context["cl"].result_list)
 
     assert len(results(f"?project__id__exact={project.pk}")) == 6
-    assert {r.status for r in results("?status__exact=down")} == {"down"}
+    assert [r.status for r in results("?status__exact=down")] == ["down"]
     day = results("?polled_at__year=2026&polled_at__month=10&polled_at__day=30")
     assert [r.polled_at.minute for r in day] == [59, 58]
 
@@ -258,7 +300,7 @@ def test_the_date_drill_down_offers_the_calendar(admin_client, make_project):
 
 def test_the_results_count_is_capped(admin_client, make_project, monkeypatch):
     monkeypatch.setattr("projects.admin.RESULT_COUNT_CAP", 10)
-    add_results(make_project(), 25)
+    add_recent_results(make_project(), 25)
     response = admin_client.get(RESULTS_URL)
     assert response.context["cl"].result_count == 10
 
@@ -286,8 +328,7 @@ def test_the_certificate_expiry_is_shown_read_only(admin_client, make_project):
 
 
 def test_the_results_list_shows_the_phases(admin_client, make_project):
-    project = make_project()
-    add_results(project, 1)
+    add_recent_results(make_project(), 1)
     PollResult.objects.update(tls_ms=12, first_byte_ms=40)
 
     assert "TLS 12 · first byte 40 ms" in admin_client.get(RESULTS_URL).content.decode()

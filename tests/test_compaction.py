@@ -43,8 +43,8 @@ def daily_from_raw_polls(before: date) -> list[tuple]:
         .annotate(day=TruncDate("polled_at", tzinfo=UTC))
         .values("project_id", "day")
         .annotate(
-            polls=Count("id"),
-            failures=Count("id", filter=Q(status="down")),
+            polls=Count("polled_at"),
+            failures=Count("polled_at", filter=Q(status="down")),
             responses=Count("response_time_ms"),
             total=Sum("response_time_ms", default=0),
             slowest=Max("response_time_ms"),

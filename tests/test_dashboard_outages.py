@@ -159,9 +159,7 @@ def outages_by_scanning(project_id: int) -> list[Outage]:
     """The obvious, slow way: every poll in order."""
     outages = []
     start = last = None
-    for poll in PollResult.objects.filter(project_id=project_id).order_by(
-        "polled_at", "id"
-    ):
+    for poll in PollResult.objects.filter(project_id=project_id).order_by("polled_at"):
         if poll.status == Status.DOWN:
             if start is None:
                 start = poll

@@ -19,6 +19,12 @@ postgresql_only = pytest.mark.skipif(
 )
 
 
+def primary_key_index() -> str:
+    if connection.vendor == "postgresql":
+        return "projects_pollresult_pkey"
+    return "sqlite_autoindex_projects_pollresult_1"
+
+
 @pytest.fixture
 def polls(make_project, add_polls):
     projects = [make_project(), make_project()]
@@ -33,7 +39,12 @@ def test_bytes_per_row_add_up_over_the_table_and_its_indexes(polls):
     storage = table_storage(PollResult)
     names = {r.name for r in storage.relations}
     assert storage.rows == 640
-    assert {"pollresult_one_per_window", "pollresult_project_down"} <= names
+    assert names == {
+        "projects_pollresult",
+        primary_key_index(),
+        "pollresult_polled_at",
+        "pollresult_project_down",
+    }
     assert [r.kind for r in storage.relations].count("table") == 1
     assert storage.bytes_per_row == sum(storage.per_row(r) for r in storage.relations)
     assert storage.bytes_per_row > 30
@@ -50,7 +61,7 @@ def test_storage_report_prints_each_table_and_index(polls):
     call_command("storage_report", stdout=out)
     report = out.getvalue()
     assert "projects_pollresult: 640 rows" in report
-    assert "index pollresult_one_per_window:" in report
+    assert f"index {primary_key_index()}:" in report
     assert "projects_dailyrollup: 0 rows" in report
 
 
@@ -67,12 +78,28 @@ def index_definition(name: str) -> str:
 @postgresql_only
 @pytest.mark.django_db
 def test_on_postgresql_the_poll_indexes_are_packed_and_brin():
-    latest = index_definition("pollresult_one_per_window")
-    assert latest.startswith("CREATE UNIQUE INDEX")
-    assert "btree (project_id, polled_at)" in latest
-    assert "fillfactor=100" in latest
+    key = index_definition("projects_pollresult_pkey")
+    assert key.startswith("CREATE UNIQUE INDEX")
+    assert "btree (project_id, polled_at)" in key
+    assert "fillfactor=100" in key
     assert "USING brin (polled_at)" in index_definition("pollresult_polled_at")
-    assert "fillfactor=100" in index_definition("projects_pollresult_pkey")
+
+
+@postgresql_only
+@pytest.mark.django_db
+def test_on_postgresql_a_polls_columns_leave_no_padding():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT a.attname, t.typlen FROM pg_attribute a "
+            "JOIN pg_type t ON t.oid = a.atttypid "
+            "WHERE a.attrelid = 'projects_pollresult'::regclass AND a.attnum > 0 "
+            "AND NOT a.attisdropped ORDER BY a.attnum"
+        )
+        columns = cursor.fetchall()
+    # Widest first, variable-length (-1) last: no column waits for alignment.
+    lengths = [length if length > 0 else 0 for _, length in columns]
+    assert lengths == sorted(lengths, reverse=True)
+    assert [name for name, _ in columns][:2] == ["project_id", "polled_at"]
 
 
 @postgresql_only
@@ -85,5 +112,5 @@ def test_a_projects_latest_polls_are_read_from_its_index_backwards(polls):
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("SET LOCAL enable_bitmapscan = off")
         plan = newest_first.explain()
-    assert "Index Scan Backward using pollresult_one_per_window" in plan
+    assert "Index Scan Backward using projects_pollresult_pkey" in plan
     assert "Sort" not in plan

@@ -1,10 +1,13 @@
 """Deleting millions of old rows without making the poller's writer wait.
 
-Rows older than a cutoff are deleted along the primary key, one short
-transaction per id range: the time index (BRIN on PostgreSQL) gives the
-first and last id of the old rows once, then each chunk deletes the rows of
-its id range that are older than the cutoff, so exactly those go. Chunks
-are sized to take about TARGET_CHUNK_SECONDS and followed by a pause:
+Rows older than a cutoff are deleted in the order they lie in the table,
+one short transaction per range of row addresses (SQLite's rowid,
+PostgreSQL's ctid): the time index (BRIN on PostgreSQL) gives the first and
+last address of the old rows once, then each chunk deletes the rows of its
+range that are older than the cutoff, so exactly those go. The tables are
+written in time order, so the old rows lie together at the start; no key
+is needed (PollResult's is (project, polled_at)). Chunks are sized to take
+about TARGET_CHUNK_SECONDS and followed by a pause:
 
 - SQLite has one write lock, which each chunk holds; the pause lets the
   writer in, so it never waits longer than about one chunk;
@@ -27,7 +30,6 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from django.db import DatabaseError, connection, models, transaction
-from django.db.models import Max, Min
 
 from projects.models.indexes import TimeIndex
 
@@ -42,6 +44,10 @@ MAX_CHUNK_ROWS = 50_000
 SQLITE_PAUSE_SECONDS = 0.1
 # PostgreSQL's default pages_per_range for BRIN.
 BRIN_PAGES_PER_RANGE = 128
+# PostgreSQL's most rows on one 8 kB page (MaxHeapTuplesPerPage): a ctid
+# (page, line) is address page * this + line, so a range of n addresses
+# holds at most n rows, as a range of n rowids does.
+ROWS_PER_PAGE_AT_MOST = 291
 
 
 @dataclass
@@ -96,19 +102,24 @@ def delete_older_than(
     point: each chunk commits on its own.
     """
     pacer = pacer or Pacer()
-    old = model.objects.filter(**{f"{field_name}__lt": cutoff})
-    bounds = old.aggregate(first=Min("pk"), last=Max("pk"))
+    where = _older_than(model, field_name, cutoff)
     deleted = Deleted()
-    if bounds["first"] is None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT MIN({ADDRESS[connection.vendor]}), "
+            f"MAX({ADDRESS[connection.vendor]}) FROM {where.sql}",
+            where.params,
+        )
+        low, last = cursor.fetchone()
+    if low is None:
         return deleted
-    low, last = bounds["first"], bounds["last"]
     while low <= last:
         if deadline is not None and pacer.clock() >= deadline:
             deleted.finished = False
             break
         high = min(low + pacer.size, last + 1)
         started = pacer.clock()
-        rows, ranges = _delete_chunk(model, field_name, cutoff, low, high)
+        rows, ranges = _delete_chunk(where, low, high)
         elapsed = pacer.clock() - started
         deleted.rows += rows
         deleted.chunks += 1
@@ -121,35 +132,64 @@ def delete_older_than(
     return deleted
 
 
-def _delete_chunk(
-    model: type[models.Model],
-    field_name: str,
-    cutoff: datetime | date,
-    low: int,
-    high: int,
-) -> tuple[int, set[int]]:
-    """Delete the old rows with low <= id < high in one transaction.
-    Returns how many, and (PostgreSQL) the BRIN ranges they were in."""
+# A row's address, in the order rows lie in the table.
+ADDRESS = {
+    "sqlite": "rowid",
+    "postgresql": (
+        f"((ctid::text::point)[0]::bigint * {ROWS_PER_PAGE_AT_MOST}"
+        " + (ctid::text::point)[1]::bigint)"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class OlderThan:
+    """ "<table> WHERE <time column> < %s", and its parameter."""
+
+    sql: str
+    params: list
+
+
+def _older_than(model: type[models.Model], field_name: str, cutoff) -> OlderThan:
     quote = connection.ops.quote_name
-    table = quote(model._meta.db_table)
-    pk, column = (
-        quote(model._meta.pk.column),
-        quote(model._meta.get_field(field_name).column),
+    field = model._meta.get_field(field_name)
+    return OlderThan(
+        f"{quote(model._meta.db_table)} WHERE {quote(field.column)} < %s",
+        [field.get_db_prep_value(cutoff, connection)],
     )
-    where = f"{pk} >= %s AND {pk} < %s AND {column} < %s"
-    value = model._meta.get_field(field_name).get_db_prep_value(cutoff, connection)
+
+
+def _delete_chunk(where: OlderThan, low: int, high: int) -> tuple[int, set[int]]:
+    """Delete the old rows with addresses low <= address < high in one
+    transaction. Returns how many, and (PostgreSQL) the BRIN ranges they
+    were in."""
     with transaction.atomic(), connection.cursor() as cursor:
         if connection.vendor != "postgresql":
-            cursor.execute(f"DELETE FROM {table} WHERE {where}", [low, high, value])
+            cursor.execute(
+                f"DELETE FROM {where.sql} AND rowid >= %s AND rowid < %s",
+                [*where.params, low, high],
+            )
             return cursor.rowcount, set()
+        # Bounds as ctids, so PostgreSQL reads just those pages (a TID
+        # range scan).
         cursor.execute(
             f"""
-            WITH gone AS (DELETE FROM {table} WHERE {where} RETURNING ctid)
+            WITH gone AS (
+                DELETE FROM {where.sql}
+                AND ctid >= ('(' || %s::bigint || ',' || %s::bigint || ')')::tid
+                AND ctid < ('(' || %s::bigint || ',' || %s::bigint || ')')::tid
+                RETURNING ctid)
             SELECT (ctid::text::point)[0]::bigint / %s * %s AS range_start,
                    count(*)
             FROM gone GROUP BY 1
             """,
-            [low, high, value, BRIN_PAGES_PER_RANGE, BRIN_PAGES_PER_RANGE],
+            [
+                *where.params,
+                *divmod(low, ROWS_PER_PAGE_AT_MOST),
+                *divmod(high, ROWS_PER_PAGE_AT_MOST),
+                BRIN_PAGES_PER_RANGE,
+                BRIN_PAGES_PER_RANGE,
+            ],
         )
         rows = cursor.fetchall()
     return sum(count for _, count in rows), {start for start, _ in rows}

@@ -25,6 +25,7 @@ from projects.models.results import (
     DailyRollup,
     HourlyRollup,
     PollResult,
+    PollResultRow,
 )
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "Notification",
     "NotificationChannel",
     "PollResult",
+    "PollResultRow",
     "PollerNode",
     "Project",
     "ShardLease",

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from django.db import models
 
-from projects.models.indexes import PackedIndex, TimeIndex
+from projects.models.fields import StatusField
+from projects.models.indexes import TimeIndex
 from projects.models.project import Project, Status
 
 # The phases are stored as smallints (2 bytes each, nothing when null): a
@@ -14,18 +15,12 @@ MAX_PHASE_MS = 32767
 MAX_MESSAGE_LENGTH = 10 * 1024
 
 
-class PollResult(models.Model):
-    # No index of its own: pollresult_one_per_window starts with project.
-    project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="results", db_index=False
-    )
-    polled_at = models.DateTimeField(
-        help_text=(
-            "The start of the window the poll was scheduled for (UTC); the "
-            "request starts then, or as late as the poller's lag."
-        )
-    )
-    status = models.CharField(max_length=4, choices=Status)
+class PollFields(models.Model):
+    """What a poll found; PollResult adds the project and the time that
+    make its key."""
+
+    # The column is `up`, a boolean: see StatusField.
+    status = StatusField(choices=Status, db_column="up")
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     response_time_ms = models.PositiveIntegerField(null=True, blank=True)
     error_message = models.CharField(
@@ -48,34 +43,7 @@ class PollResult(models.Model):
     )
 
     class Meta:
-        indexes = [
-            # One result per project and window, however many pollers (a
-            # unique index: the writers insert with ON CONFLICT DO
-            # NOTHING). Also the latest results of one project: the
-            # project page, the admin "latest results" table, the
-            # dashboard heartbeat strip, each reading it backwards.
-            # Ascending, so each project's new polls go to the right end
-            # of its pages, which PostgreSQL then splits leaving the left
-            # page full: descending, every split left two half-empty pages
-            # (56 bytes a poll, not 29).
-            PackedIndex(
-                fields=["project", "polled_at"],
-                name="pollresult_one_per_window",
-                unique=True,
-            ),
-            # Results older than a date (retention) or within a day (the
-            # admin's date drill-down); BRIN on PostgreSQL.
-            TimeIndex(fields=["polled_at"], name="pollresult_polled_at"),
-            # Down polls of one project, by time: the project page's outage
-            # list (it walks from one outage to the previous one) and its
-            # "down" history filter. Small, because most polls are up.
-            models.Index(
-                fields=["project", "polled_at", "id"],
-                condition=models.Q(status=Status.DOWN),
-                name="pollresult_project_down",
-            ),
-        ]
-        get_latest_by = "polled_at"
+        abstract = True
 
     def __str__(self) -> str:
         return f"{self.project_id} {self.status} at {self.polled_at:%Y-%m-%d %H:%M:%S}"
@@ -97,6 +65,62 @@ class PollResult(models.Model):
         phase was timed."""
         parts = [f"{name} {ms}" for name, ms in self.phases]
         return f"{' · '.join(parts)} ms" if parts else ""
+
+
+POLLED_AT_HELP = (
+    "The start of the window the poll was scheduled for (UTC); the request "
+    "starts then, or as late as the poller's lag."
+)
+
+
+class PollResult(PollFields):
+    # One result per project and window, however many pollers (the writers
+    # insert with ON CONFLICT DO NOTHING), and the order the readers want:
+    # one project's polls by time. Without an id the row is 8 bytes shorter
+    # and the table has one B-tree, not two (docs/BENCHMARKS.md, bytes per
+    # poll).
+    pk = models.CompositePrimaryKey("project", "polled_at")
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="results", db_index=False
+    )
+    polled_at = models.DateTimeField(help_text=POLLED_AT_HELP)
+
+    class Meta:
+        indexes = [
+            # Results older than a date (retention) or within a day (the
+            # admin's date drill-down); BRIN on PostgreSQL.
+            TimeIndex(fields=["polled_at"], name="pollresult_polled_at"),
+            # Down polls of one project, by time: the project page's outage
+            # list (it walks from one outage to the previous one) and its
+            # "down" history filter. Small, because most polls are up.
+            models.Index(
+                fields=["project", "polled_at"],
+                condition=models.Q(status=Status.DOWN),
+                name="pollresult_project_down",
+            ),
+        ]
+        get_latest_by = "polled_at"
+
+
+class PollResultRow(PollFields):
+    """PollResult's table as the admin lists it, read-only.
+
+    Django 5.2's admin refuses a model with a composite primary key, so the
+    results list is registered on this unmanaged twin. Its key is only
+    nominal: polled_at is unique per project, not across projects, so the
+    admin shows rows without links to a page of their own (nothing looks a
+    row up by this key).
+    """
+
+    project = models.ForeignKey(
+        Project, on_delete=models.DO_NOTHING, related_name="+", db_constraint=False
+    )
+    polled_at = models.DateTimeField(primary_key=True, help_text=POLLED_AT_HELP)
+
+    class Meta:
+        managed = False
+        db_table = "projects_pollresult"
+        verbose_name = "poll result"
 
 
 class RollupSums(models.Model):

@@ -13,13 +13,12 @@ from datetime import datetime
 
 from django.db import connection
 
-from projects.models import PollResult
+from projects.models import PollResult, Status
 from projects.queries.functions import aware_datetime
 
 HEARTBEATS = 50
-_COLUMNS = (
-    "id, project_id, polled_at, status, status_code, response_time_ms, error_message"
-)
+# `up` is the status column, a boolean (see StatusField).
+_COLUMNS = "project_id, polled_at, up, status_code, response_time_ms, error_message"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +43,8 @@ def latest_polls(
         sql, params = _union_sql(project_ids, count)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        for _, project_id, polled_at, status, code, ms, error in cursor.fetchall():
+        for project_id, polled_at, up, code, ms, error in cursor.fetchall():
+            status = Status.UP if up else Status.DOWN
             heartbeat = Heartbeat(aware_datetime(polled_at), status, code, ms, error)
             strips[project_id].append(heartbeat)
     return strips
@@ -57,9 +57,9 @@ def _lateral_sql(project_ids: Sequence[int], count: int) -> tuple[str, list]:
         CROSS JOIN LATERAL (
             SELECT {_COLUMNS} FROM {table}
             WHERE project_id = p.id
-            ORDER BY polled_at DESC, id DESC LIMIT %s
+            ORDER BY polled_at DESC LIMIT %s
         ) AS r
-        ORDER BY r.project_id, r.polled_at, r.id
+        ORDER BY r.project_id, r.polled_at
     """
     return sql, [list(project_ids), count]
 
@@ -69,7 +69,7 @@ def _union_sql(project_ids: Sequence[int], count: int) -> tuple[str, list]:
     table = connection.ops.quote_name(PollResult._meta.db_table)
     one = f"""SELECT * FROM (
         SELECT {_COLUMNS} FROM {table} WHERE project_id = %s
-        ORDER BY polled_at DESC, id DESC LIMIT %s)"""
+        ORDER BY polled_at DESC LIMIT %s)"""
     sql = " UNION ALL ".join([one] * len(project_ids))
     params = [value for pk in project_ids for value in (pk, count)]
-    return f"{sql} ORDER BY project_id, polled_at, id", params
+    return f"{sql} ORDER BY project_id, polled_at", params

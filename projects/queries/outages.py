@@ -70,13 +70,15 @@ def recent_outages(
 
 
 def _walk_sql() -> str:
+    # A project has one poll at a time (the primary key), so a time names
+    # a poll. `up` is the status column (see StatusField).
     results = connection.ops.quote_name(PollResult._meta.db_table)
     rollups = connection.ops.quote_name(HourlyRollup._meta.db_table)
-    newest_down_before = """(
-        SELECT d.id FROM {results} d
-        WHERE d.project_id = %(project)s AND d.status = 'down'
-          AND d.polled_at >= %(since)s {before_cursor}
-        ORDER BY d.polled_at DESC, d.id DESC LIMIT 1)"""
+    newest_down_before = f"""(
+        SELECT d.polled_at FROM {results} d
+        WHERE d.project_id = %(project)s AND NOT d.up
+          AND d.polled_at >= %(since)s {{before_cursor}}
+        ORDER BY d.polled_at DESC LIMIT 1)"""
     hour_of_e = f"""(
         SELECT MAX(h.hour) FROM {rollups} h
         WHERE h.project_id = %(project)s AND h.hour <= e.polled_at)"""
@@ -90,50 +92,41 @@ def _walk_sql() -> str:
     # Without rollups (not built yet) the first scan is unbounded: slower,
     # still right.
     newest_up_before_e = f"""COALESCE(
-        (SELECT x.id FROM {results} x
-         WHERE x.project_id = %(project)s AND x.status = 'up'
+        (SELECT x.polled_at FROM {results} x
+         WHERE x.project_id = %(project)s AND x.up
            AND x.polled_at >= COALESCE({hour_of_e}, %(beginning)s)
-           AND (x.polled_at, x.id) < (e.polled_at, e.id)
-         ORDER BY x.polled_at DESC, x.id DESC LIMIT 1),
-        (SELECT x.id FROM {results} x
-         WHERE x.project_id = %(project)s AND x.status = 'up'
+           AND x.polled_at < e.polled_at
+         ORDER BY x.polled_at DESC LIMIT 1),
+        (SELECT x.polled_at FROM {results} x
+         WHERE x.project_id = %(project)s AND x.up
            AND x.polled_at >= {last_hour_with_up}
            AND x.polled_at < {hour_after_it}
-         ORDER BY x.polled_at DESC, x.id DESC LIMIT 1))"""
-    first_after = """(
-        SELECT y.id FROM {results} y
-        WHERE y.project_id = %(project)s
-          AND (y.polled_at, y.id) > ({at}, {id})
-        ORDER BY y.polled_at, y.id LIMIT 1)"""
+         ORDER BY x.polled_at DESC LIMIT 1))"""
+    first_after = f"""(
+        SELECT y.polled_at FROM {results} y
+        WHERE y.project_id = %(project)s AND y.polled_at > {{at}}
+        ORDER BY y.polled_at LIMIT 1)"""
     return f"""
-    WITH RECURSIVE walk(n, e_id, e_at, u_id, u_at) AS (
-        SELECT 1, e.id, e.polled_at, u.id, u.polled_at
+    WITH RECURSIVE walk(n, e_at, u_at) AS (
+        SELECT 1, e.polled_at, {newest_up_before_e}
         FROM {results} e
-        LEFT JOIN {results} u ON u.id = {newest_up_before_e}
-        WHERE e.id = {newest_down_before.format(results=results, before_cursor="")}
+        WHERE e.project_id = %(project)s
+          AND e.polled_at = {newest_down_before.format(before_cursor="")}
       UNION ALL
-        SELECT w.n + 1, e.id, e.polled_at, u.id, u.polled_at
+        SELECT w.n + 1, e.polled_at, {newest_up_before_e}
         FROM walk w
-        JOIN {results} e ON e.id = {
-        newest_down_before.format(
-            results=results,
-            before_cursor="AND (d.polled_at, d.id) < (w.u_at, w.u_id)",
-        )
+        JOIN {results} e ON e.project_id = %(project)s AND e.polled_at = {
+        newest_down_before.format(before_cursor="AND d.polled_at < w.u_at")
     }
-        LEFT JOIN {results} u ON u.id = {newest_up_before_e}
         WHERE w.n < %(limit)s
     )
     SELECT s.polled_at, w.e_at, r.polled_at, s.error_message
     FROM walk w
-    JOIN {results} s ON s.id = {
-        first_after.format(
-            results=results,
-            at="COALESCE(w.u_at, %(beginning)s)",
-            id="COALESCE(w.u_id, 0)",
-        )
+    JOIN {results} s ON s.project_id = %(project)s AND s.polled_at = {
+        first_after.format(at="COALESCE(w.u_at, %(beginning)s)")
     }
-    LEFT JOIN {results} r ON r.id = {
-        first_after.format(results=results, at="w.e_at", id="w.e_id")
+    LEFT JOIN {results} r ON r.project_id = %(project)s AND r.polled_at = {
+        first_after.format(at="w.e_at")
     }
     ORDER BY w.n
     """

@@ -78,8 +78,8 @@ def _from_polls(project_id: int, start: datetime, width: int) -> QuerySet:
         .annotate(bucket=EpochSeconds("polled_at") / width * width)
         .values("bucket")
         .annotate(
-            polls=Count("id"),
-            failures=Count("id", filter=Q(status=Status.DOWN)),
+            polls=Count("polled_at"),
+            failures=Count("polled_at", filter=Q(status=Status.DOWN)),
             avg_ms=Avg("response_time_ms"),
             max_ms=Max("response_time_ms"),
             responses=Count("response_time_ms"),

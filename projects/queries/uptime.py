@@ -152,12 +152,14 @@ def _leading_part_hours(
         start = r.start(now)
         part = Q(polled_at__gte=start, polled_at__lt=ceil_hour(start))
         parts.append(part)
-        counts[f"polls_{r.key}"] = Count("id", filter=part)
-        counts[f"failures_{r.key}"] = Count("id", filter=part & down)
+        counts[f"polls_{r.key}"] = Count("polled_at", filter=part)
+        counts[f"failures_{r.key}"] = Count("polled_at", filter=part & down)
         if maintenance is not None:
             part &= maintenance
-            counts[f"maintenance_polls_{r.key}"] = Count("id", filter=part)
-            counts[f"maintenance_failures_{r.key}"] = Count("id", filter=part & down)
+            counts[f"maintenance_polls_{r.key}"] = Count("polled_at", filter=part)
+            counts[f"maintenance_failures_{r.key}"] = Count(
+                "polled_at", filter=part & down
+            )
     return (
         PollResult.objects.filter(project_id__in=project_ids)
         .filter(reduce(or_, parts))

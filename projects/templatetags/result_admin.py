@@ -2,8 +2,8 @@
 
 Django's own date_hierarchy lists the distinct days or months that hold
 rows, which scans every row of the month. This one asks the database only
-for the first and last poll (two primary key lookups) and fills in the
-calendar between them.
+for the first and last poll of each project (two primary key lookups a
+project) and fills in the calendar between them.
 """
 
 from __future__ import annotations
@@ -13,8 +13,11 @@ import datetime
 
 from django import template
 from django.contrib.admin.views.main import ChangeList
+from django.db.models import Max, Min, OuterRef, Subquery
 from django.utils import formats, timezone
 from django.utils.text import capfirst
+
+from projects.models import PollResult, Project
 
 register = template.Library()
 
@@ -70,14 +73,17 @@ def calendar_date_hierarchy(cl: ChangeList) -> dict:
 def _date_range(
     cl: ChangeList, field: str
 ) -> tuple[datetime.datetime | None, datetime.datetime | None]:
-    # Ids follow the order polls were saved in, which is their time order
-    # but for polls saved late; MIN and MAX of the time would read the
-    # whole table where its index is BRIN (PostgreSQL).
-    times = cl.queryset.values_list(field, flat=True)
-    first, last = times.order_by("pk").first(), times.order_by("-pk").first()
-    if first is None:
+    # All projects' polls by time would be read from the whole table where
+    # the time index is BRIN (PostgreSQL); each project's come in order
+    # from the primary key.
+    polls = PollResult.objects.filter(project=OuterRef("pk")).values(field)
+    ends = Project.objects.aggregate(
+        first=Min(Subquery(polls.order_by(field)[:1])),
+        last=Max(Subquery(polls.order_by(f"-{field}")[:1])),
+    )
+    if ends["first"] is None:
         return None, None
-    return timezone.localtime(first), timezone.localtime(last)
+    return timezone.localtime(ends["first"]), timezone.localtime(ends["last"])
 
 
 def _format(date: datetime.date, format_name: str = "MONTH_DAY_FORMAT") -> str:
