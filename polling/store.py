@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -20,6 +20,7 @@ from polling.deadlines import move_deadlines
 from polling.engine.types import OK_STATUS, JsonAssertion, Keyword, Outcome, Target
 from polling.engine.writer import StoreUnavailable
 from projects.batch_writes import (
+    batch_cursor,
     datetime_adapter,
     insert_rows,
     upsert_rows,
@@ -233,7 +234,7 @@ def _save(outcomes: Sequence[Outcome]) -> int:
     outcomes = move_deadlines(outcomes)
     if not outcomes:
         return 0
-    with _batch_cursor() as cursor:
+    with batch_cursor() as cursor:
         stored = lock_projects(cursor, [o.project_id for o in outcomes])
         # Projects deleted meanwhile: their outcomes are dropped quietly.
         outcomes = [o for o in outcomes if o.project_id in stored]
@@ -267,27 +268,6 @@ def _poll(outcome: Outcome) -> Poll:
         response_time_ms=outcome.response_time_ms,
         tls_expires_at=outcome.tls_expires_at,
     )
-
-
-@contextlib.contextmanager
-def _batch_cursor() -> Iterator:
-    """A cursor for the batch's statements on this thread's connection, in
-    its transaction, raising Django's database errors."""
-    if connection.vendor != "postgresql":
-        with connection.cursor() as cursor:
-            yield cursor
-        return
-    # Django binds parameters on the client: psycopg renders every row into
-    # SQL text in Python. A plain psycopg cursor sends them apart from a
-    # statement it prepares once, for a fraction of the CPU, and has COPY.
-    import psycopg
-
-    connection.ensure_connection()
-    with (
-        connection.wrap_database_errors,
-        psycopg.Cursor(connection.connection) as cursor,
-    ):
-        yield cursor
 
 
 # The polls: the writer fills these fields from each outcome, in

@@ -9,15 +9,38 @@ once per batch.
 
 Columns are named by field and typed from the model, so a field added
 later needs no edit here. `cursor` is a DB-API cursor in the caller's
-transaction: on PostgreSQL a plain psycopg cursor, on SQLite Django's.
+transaction: on PostgreSQL a plain psycopg cursor, on SQLite Django's; batch_cursor()
+gives one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 
 from django.db import connection, models
+
+
+@contextlib.contextmanager
+def batch_cursor() -> Iterator:
+    """A cursor for a batch's statements on this thread's connection, in
+    its transaction, raising Django's database errors."""
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    # Django binds parameters on the client: psycopg renders every row into
+    # SQL text in Python. A plain psycopg cursor sends them apart from a
+    # statement it prepares once, for a fraction of the CPU, and has COPY.
+    import psycopg
+
+    connection.ensure_connection()
+    with (
+        connection.wrap_database_errors,
+        psycopg.Cursor(connection.connection) as cursor,
+    ):
+        yield cursor
 
 
 def quote(name: str) -> str:

@@ -17,6 +17,7 @@ from operator import or_
 
 from django.db.models import Q
 
+from projects.batch_writes import batch_cursor, datetime_adapter, update_rows
 from projects.incidents import reachability
 from projects.incidents.machine import Change, Effect, Transition
 from projects.models import Incident, Notification, PollResult, Project, Status
@@ -77,10 +78,21 @@ def _apply(moving: dict[int, Effect]) -> Ledger:
                 _touched(ledger, incident)
     _fill_first_errors(ledger.new)
     Incident.objects.bulk_create(ledger.new)
-    Incident.objects.bulk_update(
-        ledger.changed.values(), ["failed_polls", "last_error", "resolved_at"]
-    )
+    _save_changes(ledger.changed.values())
     return ledger
+
+
+def _save_changes(incidents: Iterable[Incident]) -> None:
+    # One statement for the batch: bulk_update's CASE per row and field was
+    # a fifth of the writer's CPU while many incidents were open.
+    adapt = datetime_adapter()
+    rows = [
+        (i.failed_polls, i.last_error, adapt(i.resolved_at), i.pk) for i in incidents
+    ]
+    with batch_cursor() as cursor:
+        update_rows(
+            cursor, Incident, ["failed_polls", "last_error", "resolved_at"], rows
+        )
 
 
 def _open_incidents(moving: dict[int, Effect]) -> dict[int, Incident]:
