@@ -114,3 +114,18 @@ def test_a_projects_latest_polls_are_read_from_its_index_backwards(polls):
         plan = newest_first.explain()
     assert "Index Scan Backward using projects_pollresult_pkey" in plan
     assert "Sort" not in plan
+
+
+@postgresql_only
+@pytest.mark.django_db
+def test_on_postgresql_the_tables_updated_every_poll_leave_room_for_hot_updates():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname, reloptions FROM pg_class WHERE relname IN "
+            "('projects_project', 'projects_hourlyrollup') ORDER BY relname"
+        )
+        options = dict(cursor.fetchall())
+    assert options == {
+        "projects_hourlyrollup": ["fillfactor=70"],
+        "projects_project": ["fillfactor=50"],
+    }
