@@ -53,7 +53,7 @@ def add_results(
 
 
 def add_recent_results(project: Project, count: int) -> None:
-    """`count` polls 10 s apart, the newest a second ago: all inside the
+    """`count` polls 10 s apart, the newest 10 s ago: all inside the
     results list's unfiltered window."""
     start = timezone.now() - timedelta(seconds=10 * count)
     add_results(project, count, start=start, every=timedelta(seconds=10))
