@@ -13,12 +13,21 @@ from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
+
+from django.db import connection
 from django.utils import timezone
 
 from polling.engine.shards import shard_of
 from projects.models import PollResult, Project, ShardLease
 from tests.processes import ROOT, process_env
 from tests.waiting import wait_until
+
+# Several pollers share the projects only on PostgreSQL; SQLite keeps one
+# poller (polling/sqlite_lock.py).
+needs_postgresql = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="shard leases need PostgreSQL"
+)
 
 SHARDS = 16
 TTL = 3.0

@@ -11,7 +11,6 @@ from datetime import timedelta
 
 import pytest
 
-from django.db import connection
 from django.utils import timezone
 
 from projects.models import PollResult
@@ -21,6 +20,7 @@ from tests.fleet import (
     TTL,
     Poller,
     balanced_among,
+    needs_postgresql,
     projects_held_by,
     seconds_until,
     unstored_requests,
@@ -31,9 +31,7 @@ from tests.waiting import wait_until
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="shard leases need PostgreSQL"
-    ),
+    needs_postgresql,
 ]
 
 INTERVAL = 10

@@ -23,6 +23,7 @@ from tests.fleet import (
     TTL,
     Poller,
     balanced_among,
+    needs_postgresql,
     owners,
     projects_held_by,
     stored_windows,
@@ -35,9 +36,7 @@ from tests.waiting import wait_until
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="shard leases need PostgreSQL"
-    ),
+    needs_postgresql,
 ]
 
 INTERVAL = 5

@@ -15,13 +15,12 @@ from polling.engine.shards import Ownership
 from polling.leases import LeaseFence, LeaseKeeper, ensure_lease_rows, trust_margin
 from polling.wiring import shared_coordinator
 from projects.models import PollerNode, ShardLease
+from tests.fleet import needs_postgresql
 from tests.outcomes import outcome
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="shard leases need PostgreSQL"
-    ),
+    needs_postgresql,
 ]
 
 SHARDS = 8
