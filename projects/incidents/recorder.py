@@ -89,6 +89,8 @@ def _save_changes(incidents: Iterable[Incident]) -> None:
     rows = [
         (i.failed_polls, i.last_error, adapt(i.resolved_at), i.pk) for i in incidents
     ]
+    if not rows:  # most batches: no cursor needed
+        return
     with batch_cursor() as cursor:
         update_rows(
             cursor, Incident, ["failed_polls", "last_error", "resolved_at"], rows
