@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from polling.engine.scheduler import RELOAD_CHUNK, Scheduler
 from polling.engine.types import Target
+from tests.outcomes import outcome
 from tests.waiting import wait_until
 
 START = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -264,3 +265,32 @@ def test_the_thread_polls_a_project_added_while_running_within_a_second():
         assert task.target.project_id == 1
     finally:
         scheduler.stop(timeout=2)
+
+
+def test_an_up_poll_finishes_without_waiting_for_a_dispatch_in_progress():
+    """Dispatching holds the lock for a whole batch; the common end of a
+    poll (up, no re-check streak) must not queue behind it, while a failure,
+    which may schedule a re-check, does."""
+    clock = FakeClock()
+    scheduler, tasks = make_scheduler(clock)
+    scheduler.add(target(1))
+    scheduler.add(target(2))
+    scheduler.dispatch_due()
+    drain(tasks)
+
+    def finish(project_id: int, up: bool) -> threading.Thread:
+        thread = threading.Thread(
+            target=scheduler.poll_finished,
+            args=(project_id, outcome(project_id, up=up)),
+            daemon=True,
+        )
+        thread.start()
+        thread.join(timeout=1)
+        return thread
+
+    with scheduler._lock:  # a dispatch in progress
+        assert not finish(1, up=True).is_alive()
+        failed = finish(2, up=False)
+        assert failed.is_alive()
+    failed.join(timeout=5)
+    assert scheduler.in_flight_ids() == set()

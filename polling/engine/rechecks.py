@@ -37,6 +37,10 @@ class Rechecks:
     def __len__(self) -> int:
         return len(self._streaks)
 
+    def __contains__(self, project_id: object) -> bool:
+        """Whether the project has a streak (a success would change it)."""
+        return project_id in self._streaks
+
     def wanted(self, target: Target, up: bool) -> bool:
         """Note a poll's outcome; True when the project should be polled
         again soon."""

@@ -229,6 +229,12 @@ class Scheduler:
     def poll_finished(self, project_id: int, outcome: Outcome | None = None) -> None:
         """Called by the executor once a poll is over, with its outcome (None
         when it made none, e.g. a task dropped at stop)."""
+        if outcome is None or (outcome.up and project_id not in self._rechecks):
+            # Most polls: nothing to note but the end of the poll. The
+            # discard is one atomic step, and skipping the lock spares every
+            # worker a wait behind a whole dispatch batch.
+            self._in_flight.discard(project_id)
+            return
         with self._lock:
             self._in_flight.discard(project_id)
             target = self._targets.get(project_id)
