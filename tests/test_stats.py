@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from datetime import timedelta
+
+import pytest
 
 from polling.engine.stats import PollStats
 from tests.outcomes import outcome
@@ -55,3 +58,24 @@ def late(seconds: float):
     """An outcome that started `seconds` after it was due."""
     on_time = outcome(1)
     return replace(on_time, started_at=on_time.due_at + timedelta(seconds=seconds))
+
+
+def test_polls_recorded_by_many_threads_are_all_counted():
+    stats = PollStats()
+
+    def record_many(up: bool) -> None:
+        for _ in range(500):
+            stats.record(outcome(1, up=up), duration_seconds=0.1)
+
+    threads = [
+        threading.Thread(target=record_many, args=(n % 2 == 0,)) for n in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert (stats.total, stats.up, stats.down) == (4000, 2000, 2000)
+    assert stats.lag_percentiles(50) == [0.0]
+    lag, duration = stats.histograms()
+    assert sum(lag.counts) == sum(duration.counts) == 4000
+    assert duration.sum == pytest.approx(400.0)
