@@ -10,6 +10,7 @@ from urllib.parse import quote
 import pytest
 
 from polling.engine.probe import make_handle, probe
+from polling.engine.transport import CERTIFICATE_REFRESH_SECONDS, Transport
 from polling.engine.types import Outcome, Target, Task
 from tests.target_server import TargetServer
 
@@ -125,3 +126,40 @@ def test_a_failed_handshake_records_no_certificate(handle, tls_target_server):
     assert outcome.error.startswith("TLS certificate verify failed: ")
     assert outcome.tls_expires_at is None
     assert outcome.connect_ms is not None
+
+
+def test_new_handshakes_read_the_certificate_again_only_once_it_is_old(
+    tls_ca, tls_ca_bundle
+):
+    """Reading the chain costs a seventh of a handshake, and a certificate
+    rarely changes: within CERTIFICATE_REFRESH_SECONDS a handshake with the
+    same origin reports the expiry read before."""
+    expires = (_now() + timedelta(days=5)).replace(microsecond=0)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls_ca.issue_cert("127.0.0.1", not_after=expires).configure_cert(context)
+    # A resumed session shows no certificate: every handshake here is full.
+    context.num_tickets = 0
+    clock = FakeClock()
+    handle = Transport(ca_bundle=tls_ca_bundle, clock=clock)
+    fresh_connection = {"headers": (("Connection", "close"),)}
+
+    with TargetServer(ssl_context=context) as server:
+        first = poll(handle, server.url("/ok"), **fresh_connection)
+        clock.now += CERTIFICATE_REFRESH_SECONDS - 1
+        second = poll(handle, server.url("/ok"), **fresh_connection)
+        assert handle.certificates_read == 1
+        clock.now += 1
+        third = poll(handle, server.url("/ok"), **fresh_connection)
+    handle.close()
+
+    assert all(o.up and o.tls_ms is not None for o in (first, second, third))
+    assert first.tls_expires_at == second.tls_expires_at == third.tls_expires_at
+    assert first.tls_expires_at == expires
+    assert handle.certificates_read == 2
+
+
+class FakeClock:
+    now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now

@@ -9,7 +9,8 @@ costs the others nothing, and it reports how long each phase took.
 from __future__ import annotations
 
 import ssl
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -20,6 +21,10 @@ USER_AGENT = "uptime-monitor/0.1"
 MAX_BODY_BYTES = 1024 * 1024
 # Certificates remembered per origin, for polls over a reused connection.
 MAX_REMEMBERED_CERTIFICATES = 1000
+# How long a certificate read from a handshake is trusted for its expiry.
+# Until then, new handshakes with that origin do not ask libcurl for the
+# chain: reading it costs about a seventh of the handshake's CPU.
+CERTIFICATE_REFRESH_SECONDS = 3600
 _METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 
 
@@ -98,12 +103,23 @@ class Transport:
     answers used instead of DNS (tests point names at 127.0.0.1 with it).
     """
 
-    def __init__(self, *, ca_bundle: str, resolve: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        ca_bundle: str,
+        resolve: Sequence[str] = (),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._curl = pycurl.Curl()
+        self._clock = clock
         self._received = 0
         self._capped = False
         self._kept: list[bytes] | None = None
-        self._certificates: dict[str, datetime | None] = {}
+        # Origin (host:port) -> its certificate's expiry, and when it was read.
+        self._certificates: dict[str, tuple[datetime | None, float]] = {}
+        self._origin: str | None = None  # of the request in hand, when https
+        self._asking_certificate = False
+        self.certificates_read = 0
         self._resolve = list(resolve)
         self._set_defaults(ca_bundle, self._resolve)
 
@@ -123,7 +139,7 @@ class Transport:
             status_code=status_code,
             location=curl.getinfo(pycurl.REDIRECT_URL) if status_code >= 300 else None,
             phases=self._phases(),
-            tls_expires_at=self._certificate_expiry(request.url),
+            tls_expires_at=self._certificate_expiry(),
             body=b"".join(self._kept or ()),
             truncated=self._capped,
             content_type=curl.getinfo(pycurl.CONTENT_TYPE),
@@ -168,7 +184,6 @@ class Transport:
         curl.setopt(pycurl.PROXY, "")
         curl.setopt(pycurl.USERAGENT, USER_AGENT)
         curl.setopt(pycurl.CAINFO, ca_bundle)
-        curl.setopt(pycurl.OPT_CERTINFO, 1)
         curl.setopt(pycurl.WRITEFUNCTION, self._write)
         if resolve:
             curl.setopt(pycurl.RESOLVE, resolve)
@@ -179,6 +194,10 @@ class Transport:
         self._capped = False
         self._kept = [] if request.keep_body else None
         curl.setopt(pycurl.URL, request.url)
+        self._origin = _https_origin(request.url)
+        self._ask_for_certificate(
+            self._origin is not None and self._certificate_stale(self._origin)
+        )
         curl.setopt(pycurl.SSL_VERIFYPEER, int(request.verify_tls))
         curl.setopt(pycurl.SSL_VERIFYHOST, 2 if request.verify_tls else 0)
         curl.setopt(pycurl.TIMEOUT_MS, timeout_ms)
@@ -251,21 +270,41 @@ class Transport:
             pycurl.PRETRANSFER_TIME_T
         )
 
-    def _certificate_expiry(self, url: str) -> datetime | None:
-        """When the server's certificate expires: read after a handshake,
-        remembered for later polls over the same connection."""
-        if url.startswith("http://"):
+    def _certificate_stale(self, origin: str) -> bool:
+        remembered = self._certificates.get(origin)
+        return (
+            remembered is None
+            or self._clock() - remembered[1] >= CERTIFICATE_REFRESH_SECONDS
+        )
+
+    def _ask_for_certificate(self, ask: bool) -> None:
+        if ask != self._asking_certificate:
+            self._curl.setopt(pycurl.OPT_CERTINFO, int(ask))
+            self._asking_certificate = ask
+
+    def _certificate_expiry(self) -> datetime | None:
+        """When the server's certificate expires: read after a handshake
+        that asked for it, remembered for later polls of the same origin."""
+        origin = self._origin
+        if origin is None:
             return None
-        parts = urlsplit(url)
-        if parts.scheme != "https":
-            return None
-        origin = parts.netloc
-        chain = self._curl.getinfo(pycurl.INFO_CERTINFO)
-        if chain:
-            if len(self._certificates) >= MAX_REMEMBERED_CERTIFICATES:
-                self._certificates.clear()
-            self._certificates[origin] = _expiry(chain[0])
-        return self._certificates.get(origin)
+        if self._asking_certificate:
+            chain = self._curl.getinfo(pycurl.INFO_CERTINFO)
+            if chain:
+                if len(self._certificates) >= MAX_REMEMBERED_CERTIFICATES:
+                    self._certificates.clear()
+                self._certificates[origin] = (_expiry(chain[0]), self._clock())
+                self.certificates_read += 1
+        remembered = self._certificates.get(origin)
+        return remembered[0] if remembered else None
+
+
+def _https_origin(url: str) -> str | None:
+    """host:port of an https URL; None for any other."""
+    if url.startswith("http://"):
+        return None
+    parts = urlsplit(url)
+    return parts.netloc if parts.scheme == "https" else None
 
 
 def _connect_only(
