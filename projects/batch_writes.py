@@ -1,8 +1,9 @@
 """Writing a batch of rows in a few statements, for the poller's writer.
 
 On PostgreSQL new rows go in with COPY and changes to existing rows with
-one UPDATE joined to unnest() arrays: a statement per batch, its text the
-same every time (psycopg prepares it once), instead of a statement per row.
+one UPDATE joined to the rows, which travel as one JSON parameter: a
+statement per batch, its text the same every time (psycopg prepares it
+once), instead of a statement per row.
 SQLite runs one short statement per row with executemany, which is what
 it does fastest: its statements cost no round trip, and it parses each
 once per batch.
@@ -16,6 +17,7 @@ gives one.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 
@@ -119,7 +121,7 @@ def update_rows(
     fields_ = columns(model, fields)
     expressions = expressions or {}
     if connection.vendor == "postgresql":
-        _update_from_arrays(cursor, model, table, fields_, rows, expressions)
+        _update_from_json(cursor, model, table, fields_, rows, expressions)
         return
     assignments = ", ".join(
         f"{quote(f.column)} = {_expression(f, '%s', table, expressions)}"
@@ -128,7 +130,7 @@ def update_rows(
     cursor.executemany(f"UPDATE {table} SET {assignments} WHERE id = %s", rows)
 
 
-def _update_from_arrays(cursor, model, table, fields_, rows, expressions) -> None:
+def _update_from_json(cursor, model, table, fields_, rows, expressions) -> None:
     pk = model._meta.pk
     names = [f"new_{f.column}" for f in fields_]
     assignments = ", ".join(
@@ -136,13 +138,11 @@ def _update_from_arrays(cursor, model, table, fields_, rows, expressions) -> Non
         + _expression(f, f"new.{quote(name)}", table, expressions)
         for f, name in zip(fields_, names, strict=True)
     )
-    arrays = ", ".join(f"%s::{array_type(f)}" for f in [*fields_, pk])
-    aliases = ", ".join(quote(name) for name in [*names, "new_id"])
+    source = _json_rows_source([*fields_, pk], [*names, "new_id"])
     cursor.execute(
-        f"UPDATE {table} SET {assignments} "
-        f"FROM unnest({arrays}) AS new({aliases}) "
+        f"UPDATE {table} SET {assignments} FROM ({source}) AS new "
         f"WHERE {table}.{quote(pk.column)} = new.new_id",
-        _arrays(rows),
+        [_json_rows(rows)],
     )
 
 
@@ -153,15 +153,38 @@ def _expression(field, new: str, table: str, expressions: dict[str, str]) -> str
     return template.format(new=new, old=f"{table}.{quote(field.column)}")
 
 
-def array_type(field: models.Field) -> str:
-    """The PostgreSQL array type of a field's column, e.g. smallint[]."""
-    return f"{field.cast_db_type(connection)}[]"
+def _json_rows_source(fields_: Sequence[models.Field], names: Sequence[str]) -> str:
+    """A SELECT of the rows passed as _json_rows(rows) in its one parameter:
+    each row's values, in the order of `fields_`, typed as their columns
+    and named `names`.
+
+    One JSON text, made by json.dumps in C, costs the client a fraction of
+    what psycopg spends dumping a Python list per column for unnest().
+    jsonb, not json: jsonb parses each row once, json again for every
+    value taken out of it."""
+    values = ", ".join(
+        f"(element->>{i})::{field.cast_db_type(connection)} AS {quote(name)}"
+        for i, (field, name) in enumerate(zip(fields_, names, strict=True))
+    )
+    return f"SELECT {values} FROM jsonb_array_elements(%s::jsonb) AS element"
+
+
+def _json_rows(rows: Sequence[tuple]) -> str:
+    """The parameter of _json_rows_source(): the rows as a JSON array of
+    arrays, datetimes as ISO 8601 text."""
+    return json.dumps(rows, default=_json_value)
+
+
+def _json_value(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} has no JSON form here: {value!r}")
 
 
 def datetime_adapter() -> Callable[[datetime | None], object]:
-    """How to pass a datetime to the cursor: as is to psycopg; to SQLite as
-    the naive UTC text Django stores, made for a fraction of the cost of
-    adapt_datetimefield_value."""
+    """How to pass a datetime to the cursor: as is to PostgreSQL (psycopg
+    and _json_rows() take it); to SQLite as the naive UTC text Django
+    stores, made for a fraction of the cost of adapt_datetimefield_value."""
     if connection.vendor == "postgresql":
         return _as_is
     return _sqlite_datetime
@@ -196,8 +219,8 @@ def upsert_rows(
     fields_ = columns(model, fields)
     names = ", ".join(quote(f.column) for f in fields_)
     if connection.vendor == "postgresql":
-        arrays = ", ".join(f"%s::{array_type(f)}" for f in fields_)
-        source, params = f"SELECT * FROM unnest({arrays})", _arrays(rows)
+        columns_ = [f.column for f in fields_]
+        source, params = _json_rows_source(fields_, columns_), [_json_rows(rows)]
     else:
         marks = ", ".join(["%s"] * len(fields_))
         source, params = f"VALUES ({marks})", rows
@@ -217,8 +240,3 @@ def upsert_rows(
         cursor.execute(sql, params)
     else:
         cursor.executemany(sql, params)
-
-
-def _arrays(rows: Sequence[tuple]) -> list[list]:
-    """Rows turned into one list per column, for unnest()."""
-    return [list(column) for column in zip(*rows, strict=True)]
