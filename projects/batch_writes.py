@@ -1,9 +1,9 @@
 """Writing a batch of rows in a few statements, for the poller's writer.
 
-On PostgreSQL new rows go in with COPY and changes to existing rows with
-one UPDATE joined to the rows, which travel as one JSON parameter: a
-statement per batch, its text the same every time (psycopg prepares it
-once), instead of a statement per row.
+On PostgreSQL the rows travel as one JSON parameter, taken apart by the
+statement (INSERT … SELECT, or UPDATE … FROM, the rows): a statement per
+batch, its text the same every time (psycopg prepares it once), instead of
+a statement per row.
 SQLite runs one short statement per row with executemany, which is what
 it does fastest: its statements cost no round trip, and it parses each
 once per batch.
@@ -34,7 +34,7 @@ def batch_cursor() -> Iterator:
         return
     # Django binds parameters on the client: psycopg renders every row into
     # SQL text in Python. A plain psycopg cursor sends them apart from a
-    # statement it prepares once, for a fraction of the CPU, and has COPY.
+    # statement it prepares once, for a fraction of the CPU.
     import psycopg
 
     connection.ensure_connection()
@@ -69,37 +69,20 @@ def insert_rows(
     if not rows:
         return
     table = quote(model._meta.db_table)
-    names = ", ".join(quote(f.column) for f in columns(model, fields))
-    if connection.vendor != "postgresql":
-        marks = ", ".join(["%s"] * len(fields))
-        conflict = " ON CONFLICT DO NOTHING" if skip_duplicates else ""
-        sql = f"INSERT INTO {table} ({names}) VALUES ({marks}){conflict}"
-        cursor.executemany(sql, rows)
+    fields_ = columns(model, fields)
+    names = ", ".join(quote(f.column) for f in fields_)
+    conflict = " ON CONFLICT DO NOTHING" if skip_duplicates else ""
+    if connection.vendor == "postgresql":
+        # One statement, where COPY needed four to skip duplicates (a
+        # staging table made, filled, copied from and emptied).
+        source = _json_rows_source(fields_, [f.column for f in fields_])
+        cursor.execute(
+            f"INSERT INTO {table} ({names}) {source}{conflict}", [_json_rows(rows)]
+        )
         return
-    if not skip_duplicates:
-        _copy(cursor, table, names, rows)
-        return
-    # COPY cannot skip a row, so the rows go by COPY into a table of this
-    # session's own, emptied at every commit, and on from there.
-    staging = quote(f"{model._meta.db_table}_incoming")
-    cursor.execute(
-        f"CREATE TEMPORARY TABLE IF NOT EXISTS {staging} ON COMMIT DELETE ROWS "
-        f"AS SELECT {names} FROM {table} WITH NO DATA"
-    )
-    _copy(cursor, staging, names, rows)
-    cursor.execute(
-        f"INSERT INTO {table} ({names}) SELECT {names} FROM {staging} "
-        "ON CONFLICT DO NOTHING"
-    )
-    # Emptied now too: a caller may insert again before the commit (a
-    # save inside an outer transaction, as in tests).
-    cursor.execute(f"DELETE FROM {staging}")
-
-
-def _copy(cursor, table: str, names: str, rows: Sequence[tuple]) -> None:
-    with cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row(row)
+    marks = ", ".join(["%s"] * len(fields_))
+    sql = f"INSERT INTO {table} ({names}) VALUES ({marks}){conflict}"
+    cursor.executemany(sql, rows)
 
 
 def update_rows(

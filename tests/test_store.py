@@ -127,6 +127,31 @@ def test_error_messages_are_cut_to_the_column_size(make_project):
     assert len(PollResult.objects.get().error_message) == 10 * 1024
 
 
+def test_a_second_result_for_a_window_is_dropped(make_project):
+    project = make_project()
+    store = DatabaseResultStore()
+    store.save([outcome(project.pk, at=0, ms=10), outcome(project.pk, at=0, ms=11)])
+    store.save([outcome(project.pk, at=0, ms=12), outcome(project.pk, at=60, ms=13)])
+    saved = PollResult.objects.order_by("polled_at")
+    assert list(saved.values_list("response_time_ms", flat=True)) == [10, 13]
+
+
+def test_values_are_stored_exactly_as_given(make_project):
+    project = make_project()
+    message = 'said "no" \\ in ünïcode 🚀,\n\ta {json: [1]} line'
+    at = 0.123456  # microseconds
+    DatabaseResultStore().save(
+        [outcome(project.pk, up=False, at=at, code=None, ms=None, error=message)]
+    )
+    row = PollResult.objects.get()
+    assert row.error_message == message
+    assert row.polled_at == T0 + timedelta(seconds=at)
+    assert (row.status_code, row.response_time_ms) == (None, None)
+    project.refresh_from_db()
+    assert project.last_polled_at == T0 + timedelta(seconds=at)
+    assert project.failing_since == T0 + timedelta(seconds=at)
+
+
 def test_rollups_kept_by_the_writer_equal_a_rebuild_from_raw_rows(make_project):
     projects = [make_project(), make_project()]
     store = DatabaseResultStore()
