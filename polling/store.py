@@ -23,6 +23,7 @@ from projects.batch_writes import (
     batch_cursor,
     datetime_adapter,
     insert_rows,
+    pipeline,
     upsert_rows,
 )
 from projects.expectations import parse_expected_value, parse_status_codes
@@ -240,11 +241,14 @@ def _save(outcomes: Sequence[Outcome]) -> int:
         outcomes = [o for o in outcomes if o.project_id in stored]
         if not outcomes:
             return 0
-        _insert_results(cursor, outcomes)
         polls = [_poll(o) for o in outcomes]
         in_maintenance = maintenance_test(polls)
-        effects = save_states(cursor, polls, stored, in_maintenance=in_maintenance)
-        _add_to_rollups(cursor, polls, in_maintenance)
+        # Nothing below reads a result: the server writes the polls while
+        # the states and rollups are worked out.
+        with pipeline(cursor):
+            _insert_results(cursor, outcomes)
+            effects = save_states(cursor, polls, stored, in_maintenance=in_maintenance)
+            _add_to_rollups(cursor, polls, in_maintenance)
     record_incidents(effects, at=max(o.started_at for o in outcomes))
     record_certificates(_sightings(outcomes))
     return len(outcomes)

@@ -45,6 +45,19 @@ def batch_cursor() -> Iterator:
         yield cursor
 
 
+@contextlib.contextmanager
+def pipeline(cursor) -> Iterator[None]:
+    """Send the block's statements without waiting for each one's result,
+    on PostgreSQL: the server runs one while the client builds the next.
+    Only for statements whose results nobody reads in the block; their
+    errors are raised when it ends."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with cursor.connection.pipeline():
+        yield
+
+
 def quote(name: str) -> str:
     return connection.ops.quote_name(name)
 
