@@ -86,6 +86,7 @@ OPENED, RESOLVED = "incident.opened", "incident.resolved"
         ((3, 1), "d d u d d", [], "pending"),
         ((1, 1), "d u d u", [OPENED, RESOLVED, OPENED, RESOLVED], "up"),
         ((1, 1), "dudu", [OPENED, RESOLVED, OPENED, RESOLVED], "up"),
+        ((1, 1), "d udu", [OPENED, RESOLVED, OPENED, RESOLVED], "up"),
         ((3, 2), "ddd u | d u u", [OPENED, RESOLVED], "up"),
         ((3, 2), "ddd u", [OPENED], "down"),
         ((3, 1), "[ d d d d d ]", [], "up"),

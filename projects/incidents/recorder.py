@@ -56,7 +56,7 @@ def record_incidents(effects: dict[int, Effect], *, at: datetime) -> Ledger:
 def _apply(moving: dict[int, Effect]) -> Ledger:
     ledger = Ledger()
     current = _open_incidents(moving)
-    projects = Project.objects.only("name", "url").in_bulk(list(moving))
+    projects = _projects(moving, current)
     for project_id, effect in moving.items():
         for transition in effect.transitions:
             incident = current.get(project_id)
@@ -102,6 +102,18 @@ def _open_incidents(moving: dict[int, Effect]) -> dict[int, Incident]:
         kind=Incident.Kind.DOWNTIME, resolved_at=None, project_id__in=list(moving)
     ).select_related("project", "acknowledged_by")
     return {incident.project_id: incident for incident in incidents}
+
+
+def _projects(
+    moving: dict[int, Effect], current: dict[int, Incident]
+) -> dict[int, Project]:
+    """The moving projects, for new incidents: those with an open incident
+    came with it, so most batches (incidents extended) need no query."""
+    projects = {pid: incident.project for pid, incident in current.items()}
+    missing = [pid for pid in moving if pid not in projects]
+    if missing:
+        projects |= Project.objects.only("name", "url").in_bulk(missing)
+    return projects
 
 
 def _touched(ledger: Ledger, incident: Incident) -> Incident:
