@@ -19,7 +19,8 @@ import pycurl
 
 USER_AGENT = "uptime-monitor/0.1"
 MAX_BODY_BYTES = 1024 * 1024
-# Certificates remembered per origin, for polls over a reused connection.
+# Certificates remembered per origin, for polls over a reused connection
+# and for new handshakes within CERTIFICATE_REFRESH_SECONDS.
 MAX_REMEMBERED_CERTIFICATES = 1000
 # How long a certificate read from a handshake is trusted for its expiry.
 # Until then, new handshakes with that origin do not ask libcurl for the
