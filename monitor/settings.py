@@ -171,6 +171,8 @@ POLLER_RELOAD_INTERVAL = env.int("POLLER_RELOAD_INTERVAL", default=300)
 POLLER_TASK_QUEUE_SIZE = env.int("POLLER_TASK_QUEUE_SIZE", default=1000)
 POLLER_RESULT_QUEUE_SIZE = env.int("POLLER_RESULT_QUEUE_SIZE", default=2000)
 POLLER_STOP_TIMEOUT = env.int("POLLER_STOP_TIMEOUT", default=60)
+# The result writer saves through a child process with a GIL of its own.
+POLLER_WRITER_PROCESS = env.bool("POLLER_WRITER_PROCESS", default=True)
 POLLER_CONTROL_BIND = env.str("POLLER_CONTROL_BIND", default="127.0.0.1:8765")
 POLLER_CONTROL_URL = env.str("POLLER_CONTROL_URL", default="http://127.0.0.1:8765")
 POLLER_CONTROL_TOKEN = env.str("POLLER_CONTROL_TOKEN", default="")

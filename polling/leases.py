@@ -192,6 +192,10 @@ class LeaseFence:
         self.dropped = 0
         self.statements = 0
 
+    @property
+    def keeper(self) -> LeaseKeeper:
+        return self._keeper
+
     def admit(self, outcomes: Sequence[Outcome]) -> list[Outcome]:
         count = self._keeper.shard_count
         wanted = sorted({o.project_id % count for o in outcomes})

@@ -8,8 +8,10 @@ from django.db import connection
 from polling.engine.config import PollerConfig
 from polling.engine.coordinator import Coordinator
 from polling.engine.shards import Ownership
+from polling.engine.writer import ResultStore
 from polling.leases import LeaseFence, LeaseKeeper
 from polling.store import DatabaseResultStore, DatabaseTargetSource
+from polling.writer_process import ProcessStore
 
 
 def config_from_settings(**overrides) -> PollerConfig:
@@ -32,12 +34,18 @@ def shares_projects() -> bool:
     return connection.vendor == "postgresql"
 
 
+def result_store(*, fence: LeaseFence | None = None) -> ResultStore:
+    """Where the writer saves: through a child process of its own, unless
+    POLLER_WRITER_PROCESS is off (polling/writer_process.py says why)."""
+    if settings.POLLER_WRITER_PROCESS:
+        return ProcessStore(fence=fence)
+    return DatabaseResultStore(fence=fence)
+
+
 def database_coordinator(config: PollerConfig) -> Coordinator:
     """A Coordinator that polls every enabled project and saves to the
     database: the only poller."""
-    return Coordinator(
-        config, source=DatabaseTargetSource(), store=DatabaseResultStore()
-    )
+    return Coordinator(config, source=DatabaseTargetSource(), store=result_store())
 
 
 def shared_coordinator(
@@ -66,7 +74,7 @@ def shared_coordinator(
     coordinator = Coordinator(
         config,
         source=DatabaseTargetSource(),
-        store=DatabaseResultStore(fence=fence),
+        store=result_store(fence=fence),
         ownership=Ownership.nothing(count),
         lease_statements=lambda: keeper.statements + fence.statements,
     )
