@@ -188,7 +188,7 @@ def serve(receive: Connection, answer: Connection) -> None:
     settings.DATABASES["default"] = receive.recv()
     django.setup()
     from polling.leases import LeaseFence
-    from polling.store import DatabaseResultStore
+    from polling.store import DatabaseResultStore, close_connection
 
     try:
         while (message := _next(receive)) is not None:
@@ -199,7 +199,7 @@ def serve(receive: Connection, answer: Connection) -> None:
     except OSError:
         pass  # the poller is gone; what was saved stays saved
     finally:
-        DatabaseResultStore().close()
+        close_connection()
 
 
 def _next(receive: Connection) -> object | None:
@@ -215,6 +215,9 @@ def _save(store, outcomes: list[Outcome], fence) -> tuple[str, object, int, int]
     except StoreUnavailable as error:
         verdict, value = "unavailable", str(error)
     except Exception as error:
+        # The traceback is only here: the poller hears the error's name and
+        # message.
+        logger.exception("The store refused a batch of %d results", len(outcomes))
         verdict, value = "refused", f"{type(error).__name__}: {error}"
     if fence is None:
         return verdict, value, 0, 0
