@@ -6,6 +6,7 @@ from __future__ import annotations
 from polling.engine.config import PollerConfig
 from polling.engine.coordinator import Coordinator
 from polling.engine.shards import Ownership
+from polling.engine.types import Target
 
 
 class NoSource:
@@ -67,3 +68,36 @@ def test_lease_statements_show_in_status_and_metrics():
 def test_a_lone_poller_runs_no_lease_statements():
     coordinator = Coordinator(PollerConfig(), source=NoSource(), store=NoStore())
     assert coordinator.status().lease_statements == 0
+
+
+class CountingSource(NoSource):
+    """Eight projects, and how often all of them were loaded."""
+
+    def __init__(self) -> None:
+        self.loads = 0
+
+    def load_all(self):
+        self.loads += 1
+        # A port nobody listens on: a poll fails at once.
+        return [
+            Target(p, "http://127.0.0.1:9/", interval_seconds=3600) for p in range(8)
+        ]
+
+
+def test_a_poller_holding_no_shard_loads_its_projects_once_it_gets_some():
+    source = CountingSource()
+    coordinator = Coordinator(
+        PollerConfig(spread_seconds=1),
+        source=source,
+        store=NoStore(),
+        ownership=Ownership.nothing(4),
+    )
+    coordinator.start()
+    try:
+        assert source.loads == 0
+        coordinator.set_ownership(Ownership(4, frozenset({1})))
+        assert source.loads == 1
+        polled = [p for p in range(8) if coordinator.target(p) is not None]
+        assert polled == [1, 5]
+    finally:
+        coordinator.stop(timeout=10)

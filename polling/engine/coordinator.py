@@ -128,8 +128,10 @@ class Coordinator:
         self._started_at = time.monotonic()
         try:
             # Load before starting threads: if the database is down,
-            # nothing is left running.
-            targets = self._source.load_all()
+            # nothing is left running. A poller that holds no shard yet
+            # would drop every project loaded; set_ownership() loads its
+            # shards' projects once its leases arrive.
+            targets = self._source.load_all() if self._ownership.shards else []
             self._writer.start()
             self._executor.start()
             summary = self._apply_reload(targets)
