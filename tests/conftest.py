@@ -28,6 +28,12 @@ def make_project(db):
     return make
 
 
+@pytest.fixture(params=["alone", "on-executor"])
+def poll_mode(request) -> str:
+    """How a probe test runs its polls: see tests/executor_probe.py."""
+    return request.param
+
+
 @pytest.fixture
 def target_server():
     """A TargetServer on 127.0.0.1 (see tests/target_server.py)."""

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from polling.engine.executor import Executor
-from polling.engine.probe import make_handle, probe
+from polling.engine.probe import make_transfers, poll_steps
 from polling.engine.stats import PollStats
 from polling.engine.types import Target, Task
 from tests.waiting import wait_until
@@ -17,7 +17,7 @@ from tests.waiting import wait_until
 class Harness:
     """An executor wired to real queues, the real probe and a local server."""
 
-    def __init__(self, server, *, limit: int, results_size: int = 0) -> None:
+    def __init__(self, server, *, limit: int, results_size: int = 0, **options) -> None:
         self.server = server
         self.tasks: queue.Queue = queue.Queue()
         self.results: queue.Queue = queue.Queue(results_size)
@@ -27,10 +27,11 @@ class Harness:
             self.tasks,
             self.results,
             limit=limit,
-            probe=probe,
-            make_handle=make_handle,
+            poll=poll_steps,
+            make_transfers=make_transfers,
             on_finished=lambda project_id, outcome: self.finished.append(project_id),
             stats=self.stats,
+            **options,
         )
         self.peak_in_flight = 0
         self._watching = threading.Event()
@@ -147,3 +148,43 @@ def test_it_refuses_a_limit_below_one(harness):
     h = harness(limit=1)
     with pytest.raises(ValueError, match="at least 1"):
         h.executor.scale_to(0)
+
+
+def test_one_thread_keeps_many_polls_in_flight(harness):
+    h = harness(limit=20, polls_per_thread=20)
+    h.executor.start()
+    for project_id in range(20):
+        h.submit(project_id, "/delay/300")
+    h.wait_for_in_flight(20)
+    assert h.executor.threads == 1
+    assert all(o.up for o in h.outcomes(20))
+
+
+def test_the_worker_threads_follow_the_limit(harness):
+    h = harness(limit=5, polls_per_thread=2)
+    h.executor.start()
+    assert h.executor.threads == 3
+    h.executor.scale_to(2)
+    wait_until(lambda: h.executor.threads == 1)
+    h.executor.scale_to(4)
+    assert h.executor.threads == 2
+    for project_id in range(4):
+        h.submit(project_id, "/delay/300")
+    h.wait_for_in_flight(4)
+    assert len(h.outcomes(4)) == 4
+
+
+def test_polls_in_flight_go_on_while_the_result_queue_is_full(harness):
+    h = harness(limit=2, results_size=1)
+    h.results.put("queued before")
+    h.submit(1, "/ok")
+    h.submit(2, "/delay/300", timeout=2)
+    h.executor.start()
+    # The first outcome cannot be queued; the worker holds it and still
+    # finishes the second poll, instead of leaving it to time out.
+    wait_until(lambda: h.stats.total == 2)
+    assert h.results.get_nowait() == "queued before"
+    outcomes = {o.project_id: o for o in h.outcomes(2)}
+    assert outcomes[2].up is True
+    assert outcomes[1].up is True
+    assert sorted(h.finished) == [1, 2]

@@ -15,8 +15,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from polling.engine.probe import USER_AGENT, make_handle, probe
+from polling.engine.probe import USER_AGENT, make_handle
 from polling.engine.types import Outcome, Target, Task
+from tests.executor_probe import open_handle, run_poll
 from tests.waiting import wait_until
 
 # How long a probe may overrun its timeout before a test calls it unbounded.
@@ -26,14 +27,14 @@ TEN_GIB = 10 * 1024**3
 
 
 @pytest.fixture
-def handle():
-    handle = make_handle()
+def handle(poll_mode):
+    handle = open_handle(poll_mode)
     yield handle
     handle.close()
 
 
 def poll(handle, url: str, **fields) -> Outcome:
-    return probe(handle, Task(Target(project_id=7, url=url, **fields), _now()))
+    return run_poll(handle, Task(Target(project_id=7, url=url, **fields), _now()))
 
 
 def timed_poll(handle, url: str, **fields) -> tuple[Outcome, float]:
@@ -319,7 +320,7 @@ def test_it_records_when_the_poll_started_and_how_long_it_took(handle, target_se
     due_at = _now() - timedelta(seconds=2)
     before = _now()
 
-    outcome = probe(
+    outcome = run_poll(
         handle, Task(Target(project_id=1, url=target_server.url("/delay/200")), due_at)
     )
 
@@ -345,8 +346,9 @@ def test_threads_with_a_handle_each_poll_side_by_side(target_server):
     assert target_server.count() == 80
 
 
-def test_it_logs_and_reports_an_unexpected_error(handle, target_server, caplog):
-    handle.close()
+def test_it_logs_and_reports_an_unexpected_error(target_server, caplog):
+    handle = make_handle()
+    handle.close()  # libcurl refuses a closed handle
 
     with caplog.at_level(logging.WARNING, logger="polling.engine.probe"):
         outcome = poll(handle, target_server.url("/ok"))

@@ -12,21 +12,21 @@ from urllib.parse import urlencode
 
 import pytest
 
-from polling.engine.probe import make_handle, probe
 from polling.engine.types import JsonAssertion, Keyword, Outcome, Target, Task
 from tests.certificates import write_self_signed
+from tests.executor_probe import open_handle, run_poll
 from tests.target_server import TargetServer
 
 
 @pytest.fixture
-def handle():
-    handle = make_handle()
+def handle(poll_mode):
+    handle = open_handle(poll_mode)
     yield handle
     handle.close()
 
 
 def poll(handle, url: str, **fields) -> Outcome:
-    return probe(
+    return run_poll(
         handle, Task(Target(project_id=7, url=url, **fields), datetime.now(UTC))
     )
 

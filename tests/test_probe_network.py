@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from polling.engine.probe import make_handle, probe
+from polling.engine.probe import make_handle
 from polling.engine.types import Outcome, Target, Task
+from tests.executor_probe import open_handle, run_poll
 from tests.target_server import TargetServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,7 +27,7 @@ MARGIN = 1.5  # as in test_probe.py
 
 
 def poll(handle, url: str, **fields) -> Outcome:
-    return probe(
+    return run_poll(
         handle, Task(Target(project_id=9, url=url, **fields), datetime.now(UTC))
     )
 
@@ -73,10 +74,12 @@ def dead_addresses(target_server):
         each.close()
 
 
-def test_it_moves_on_from_addresses_that_do_not_answer(target_server, dead_addresses):
+def test_it_moves_on_from_addresses_that_do_not_answer(
+    poll_mode, target_server, dead_addresses
+):
     port = target_server.port
     addresses = ",".join([*dead_addresses, "127.0.0.1"])
-    handle = make_handle(resolve=[f"several.test:{port}:{addresses}"])
+    handle = open_handle(poll_mode, resolve=[f"several.test:{port}:{addresses}"])
 
     outcome, seconds = timed_poll(
         handle, f"http://several.test:{port}/ok", timeout_seconds=3
@@ -87,10 +90,12 @@ def test_it_moves_on_from_addresses_that_do_not_answer(target_server, dead_addre
 
 
 def test_a_host_whose_addresses_all_hang_takes_one_timeout_in_all(
-    target_server, dead_addresses
+    poll_mode, target_server, dead_addresses
 ):
     port = target_server.port
-    handle = make_handle(resolve=[f"dead.test:{port}:{','.join(dead_addresses)}"])
+    handle = open_handle(
+        poll_mode, resolve=[f"dead.test:{port}:{','.join(dead_addresses)}"]
+    )
 
     outcome, seconds = timed_poll(
         handle, f"http://dead.test:{port}/ok", timeout_seconds=1
@@ -145,16 +150,18 @@ def test_it_ignores_netrc(monkeypatch, tmp_path, target_server):
 CHILD = """
 import json, sys, time
 from datetime import UTC, datetime
-from polling.engine.probe import make_handle, probe
 from polling.engine.types import Target, Task
+from tests.executor_probe import open_handle, run_poll
 
-handle = make_handle()
+handle = open_handle(sys.argv[1])
 results = []
-for url in sys.argv[1:]:
+for url in sys.argv[2:]:
     start = time.monotonic()
-    outcome = probe(handle, Task(Target(1, url, timeout_seconds=1), datetime.now(UTC)))
+    task = Task(Target(1, url, timeout_seconds=1), datetime.now(UTC))
+    outcome = run_poll(handle, task)
     results.append([outcome.error, outcome.dns_ms, time.monotonic() - start])
 print(json.dumps(results), flush=True)
+handle.close()
 """
 
 
@@ -170,7 +177,7 @@ def silent_dns_server():
     server.close()
 
 
-def run_with_resolver(nameserver: str, tmp_path: Path, *urls: str) -> list:
+def run_with_resolver(nameserver: str, tmp_path: Path, mode: str, *urls: str) -> list:
     if shutil.which("unshare") is None:
         pytest.skip("needs unshare(1) from util-linux")
     resolv = tmp_path / "resolv.conf"
@@ -179,7 +186,7 @@ def run_with_resolver(nameserver: str, tmp_path: Path, *urls: str) -> list:
     script.write_text(CHILD)
     command = (
         f"mount --bind {resolv} /etc/resolv.conf && "
-        f"exec {sys.executable} {script} {' '.join(urls)}"
+        f"exec {sys.executable} {script} {mode} {' '.join(urls)}"
     )
     done = subprocess.run(
         ["unshare", "--mount", "--propagation", "private", "sh", "-c", command],
@@ -196,10 +203,14 @@ def run_with_resolver(nameserver: str, tmp_path: Path, *urls: str) -> list:
 
 
 def test_a_dns_server_that_never_answers_cannot_outlast_the_timeout(
-    silent_dns_server, target_server, tmp_path
+    poll_mode, silent_dns_server, target_server, tmp_path
 ):
     [(error, dns_ms, seconds), (after_error, _, after_seconds)] = run_with_resolver(
-        silent_dns_server, tmp_path, "http://silent.example/", target_server.url("/ok")
+        silent_dns_server,
+        tmp_path,
+        poll_mode,
+        "http://silent.example/",
+        target_server.url("/ok"),
     )
 
     assert error == "timed out after 1 s"

@@ -9,14 +9,15 @@ from urllib.parse import quote
 
 import pytest
 
-from polling.engine.probe import make_handle, probe
+from polling.engine.probe import make_handle
 from polling.engine.transport import CERTIFICATE_REFRESH_SECONDS, Transport
 from polling.engine.types import Outcome, Target, Task
+from tests.executor_probe import open_handle, run_poll
 from tests.target_server import TargetServer
 
 
 def poll(handle, url: str, **fields) -> Outcome:
-    return probe(handle, Task(Target(project_id=3, url=url, **fields), _now()))
+    return run_poll(handle, Task(Target(project_id=3, url=url, **fields), _now()))
 
 
 def _now() -> datetime:
@@ -24,15 +25,15 @@ def _now() -> datetime:
 
 
 @pytest.fixture
-def handle():
-    handle = make_handle()
+def handle(poll_mode):
+    handle = open_handle(poll_mode)
     yield handle
     handle.close()
 
 
 @pytest.fixture
-def trusting_handle(tls_ca_bundle):
-    handle = make_handle(ca_bundle=tls_ca_bundle)
+def trusting_handle(poll_mode, tls_ca_bundle):
+    handle = open_handle(poll_mode, ca_bundle=tls_ca_bundle)
     yield handle
     handle.close()
 

@@ -8,20 +8,22 @@ from urllib.parse import quote
 
 import pytest
 
-from polling.engine.probe import make_handle, probe
 from polling.engine.types import Outcome, Target, Task
+from tests.executor_probe import open_handle, run_poll
 
 
 def poll(handle, url: str, **fields) -> Outcome:
-    return probe(
+    return run_poll(
         handle, Task(Target(project_id=5, url=url, **fields), datetime.now(UTC))
     )
 
 
 @pytest.fixture
-def handle(target_server):
+def handle(poll_mode, target_server):
     # other.test is another origin on the same local server.
-    handle = make_handle(resolve=[f"other.test:{target_server.port}:127.0.0.1"])
+    handle = open_handle(
+        poll_mode, resolve=[f"other.test:{target_server.port}:127.0.0.1"]
+    )
     yield handle
     handle.close()
 

@@ -165,19 +165,24 @@ def test_a_thread_that_cannot_start_fails_at_once_with_one_clear_line(
     quick_projects(target_server, 3)
 
     def two_gigabytes_of_address_space():
-        # Each worker thread reserves a stack: 5000 of them cannot fit.
+        # Each worker thread (one per 50 polls: 100 here) reserves a stack
+        # of RLIMIT_STACK's size: 100 of 256 MiB cannot fit in 2 GiB.
+        resource.setrlimit(resource.RLIMIT_STACK, (256 << 20, 256 << 20))
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
     started = time.monotonic()
     poller = start_poller(
         preexec_fn=two_gigabytes_of_address_space, MAX_CONCURRENT_HTTP="5000"
     )
-    _out, err = poller.communicate(timeout=60)
+    try:
+        _out, err = poller.communicate(timeout=60)
+    finally:
+        poller.kill()  # a poller that started after all must not outlive us
     assert time.monotonic() - started < 20
     assert poller.returncode == 1
     last = err.strip().splitlines()[-1]
     assert last.startswith("CommandError: Cannot start the poller: could not start")
-    assert "of 5000" in last
+    assert "of 100 " in last
     assert "Traceback" not in err
     # The workers that did start were stopped: nothing polled.
     assert PollResult.objects.count() == 0

@@ -1,39 +1,61 @@
-"""The executor: worker threads that take due Tasks and poll them."""
+"""The executor: worker threads that take due Tasks and poll them, each
+thread many at once."""
 
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
+from polling.engine.probe import PollSteps, resume
 from polling.engine.stats import PollStats
+from polling.engine.transfers import Transfers
+from polling.engine.transport import TransferError, Transport
 from polling.engine.types import Outcome, Task
 
 logger = logging.getLogger(__name__)
 
-
-class Handle(Protocol):
-    """What a worker polls with (a Transport, in the poller)."""
-
-    def close(self) -> Any: ...
-
-
 _STOP = object()  # one per worker on shutdown
 _RETIRE = object()  # wakes an idle worker after scale_to() lowers the limit
 PUT_RETRY_SECONDS = 0.2
+# The most polls one worker thread keeps in flight. One thread drives
+# them all on one CurlMulti, so a poll costs one turn of its loop instead
+# of a thread's GIL hand-offs and queue locks.
+POLLS_PER_THREAD = 50
+# How long a busy worker waits on its sockets before it looks for new
+# tasks again: the longest a task waits behind a worker whose polls are
+# all waiting on slow servers.
+WAIT_SECONDS = 0.01
+
+
+class _Poll:
+    """One poll in flight on a worker."""
+
+    __slots__ = ("exchange", "started", "steps", "task", "transport")
+
+    def __init__(self, task: Task, steps: PollSteps, transport: Transport) -> None:
+        self.task = task
+        self.steps = steps
+        self.transport = transport
+        self.started = time.monotonic()
+        self.exchange: Any = None
 
 
 class Executor:
-    """Runs up to `limit` polls at once, one per worker thread.
+    """Runs up to `limit` polls at once on worker threads, up to
+    `polls_per_thread` each.
 
-    Each worker owns a long-lived handle from `make_handle` and keeps its
-    connections between polls; `probe(handle, task)` makes one poll with
-    it. Outcomes go on the
-    bounded result queue; when it is full the worker waits, so a slow
-    database slows polling down instead of losing results.
+    A worker runs its polls together on its own Transfers (one CurlMulti)
+    from `make_transfers`, which keeps their connections between polls;
+    `poll(transport, task)` gives the exchanges of one poll. Outcomes go
+    on the bounded result queue; when it is full the worker finishes the
+    polls it has in flight, holds their outcomes and takes no new task
+    until they are queued, so a slow database slows polling down instead
+    of losing results.
     """
 
     def __init__(
@@ -42,23 +64,29 @@ class Executor:
         result_queue: queue.Queue,
         *,
         limit: int,
-        probe: Callable[[Any, Task], Outcome],
-        make_handle: Callable[[], Handle],
+        poll: Callable[[Transport, Task], PollSteps],
+        make_transfers: Callable[[], Transfers],
         on_finished: Callable[[int, Outcome | None], None],
         stats: PollStats,
         may_poll: Callable[[Task], bool] = lambda task: True,
+        polls_per_thread: int = POLLS_PER_THREAD,
     ) -> None:
         self._tasks = task_queue
         self._results = result_queue
         self._limit = limit
-        self._probe = probe
-        self._make_handle = make_handle
+        self._poll = poll
+        self._make_transfers = make_transfers
         self._on_finished = on_finished
         self._stats = stats
         self._may_poll = may_poll
+        self._polls_per_thread = polls_per_thread
         self._lock = threading.Lock()
+        self._slot_freed = threading.Condition(self._lock)
         self._workers: set[threading.Thread] = set()
         self._to_retire = 0
+        self._share = 0  # the most polls one worker may hold
+        # Slots taken: polls in flight, and idle workers waiting for a task.
+        self._claimed = 0
         self._in_flight = 0
         self._names = iter(range(1, 1 << 62))
         self._stopping = False
@@ -75,16 +103,21 @@ class Executor:
     def in_flight(self) -> int:
         return self._in_flight
 
+    @property
+    def threads(self) -> int:
+        """How many worker threads are running."""
+        return len(self._workers)
+
     def start(self) -> None:
-        """Start `limit` workers. Raises RuntimeError, naming how far it
-        got, when a thread cannot be started; the workers already started
-        keep running until stop()."""
+        """Start the workers. Raises RuntimeError, naming how far it got,
+        when a thread cannot be started; the workers already started keep
+        running until stop()."""
         try:
             self.scale_to(self._limit)
         except RuntimeError as error:
             raise RuntimeError(
                 f"could not start worker thread {len(self._workers) + 1} of "
-                f"{self._limit} ({error})"
+                f"{self._threads_for(self._limit)} ({error})"
             ) from error
 
     def scale_to(self, limit: int) -> None:
@@ -96,19 +129,22 @@ class Executor:
             if self._stopping:
                 raise RuntimeError("cannot scale an executor that is stopping")
             self._limit = limit
+            wanted = self._threads_for(limit)
+            self._share = math.ceil(limit / wanted)
+            self._slot_freed.notify_all()
             alive = len(self._workers) - self._to_retire
-            for _ in range(limit - alive):
+            for _ in range(wanted - alive):
                 if self._to_retire:
                     self._to_retire -= 1
                 else:
                     self._start_worker()
-            retire = max(alive - limit, 0)
+            retire = max(alive - wanted, 0)
             self._to_retire += retire
         for _ in range(retire):
             try:
                 self._tasks.put_nowait(_RETIRE)
             except queue.Full:
-                break  # busy workers retire after their current poll
+                break  # busy workers retire once their polls are done
 
     def stop(self, timeout: float | None = None) -> int:
         """Drop tasks not yet started, let running polls finish, and join
@@ -117,6 +153,7 @@ class Executor:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             self._stopping = True
+            self._slot_freed.notify_all()
             workers = list(self._workers)
         dropped = self._drop_queued_tasks()
         for _ in workers:
@@ -125,6 +162,9 @@ class Executor:
         for worker in workers:
             worker.join(_left(deadline))
         return dropped
+
+    def _threads_for(self, limit: int) -> int:
+        return math.ceil(limit / self._polls_per_thread)
 
     def _offer_stop(self, deadline: float | None) -> bool:
         """Queue one stop sentinel; False if the deadline passed first (the
@@ -159,67 +199,187 @@ class Executor:
         worker.start()  # raises RuntimeError when the thread cannot start
         self._workers.add(worker)
 
-    def _should_retire(self) -> bool:
-        with self._lock:
-            if self._to_retire > 0:
-                self._to_retire -= 1
-                self._workers.discard(threading.current_thread())
-                return True
-            return False
+    # Shared by the workers -------------------------------------------------
 
     def _work(self) -> None:
-        handle = self._make_handle()
         try:
-            while not self._should_retire():
-                item = self._tasks.get()
-                if item is _STOP:
-                    break
-                if item is _RETIRE:
-                    continue
-                self._poll(handle, item)
+            _Worker(self, self._make_transfers()).run()
         finally:
-            handle.close()
             with self._lock:
                 self._workers.discard(threading.current_thread())
 
-    def _poll(self, handle: Handle, task: Task) -> None:
-        outcome = None
-        try:
-            if not self._may_poll(task):
-                # Queued before its shard was lost, or before a pause that
-                # outlasted the lease: another poller may own it now.
-                self.disowned += 1
-                return
-            started = time.monotonic()
-            outcome = self._probe_counted(handle, task)
-            if outcome is None:
-                return
-            logger.debug(
-                "Polled project %s: %s %s %s ms %s",
-                outcome.project_id,
-                "up" if outcome.up else "down",
-                outcome.status_code,
-                outcome.response_time_ms,
-                outcome.error,
-            )
-            self._stats.record(outcome, duration_seconds=time.monotonic() - started)
-            self._results.put(outcome)
-            with self._lock:
-                self.results_queued += 1
-        finally:
-            self._on_finished(task.target.project_id, outcome)
+    def _claim_or_leave(self) -> bool:
+        """Wait for a free slot and take it; False when the worker asking
+        should end instead (stopping, or one worker fewer wanted)."""
+        with self._lock:
+            while not self._stopping and not self._to_retire:
+                if self._claimed < self._limit:
+                    self._claimed += 1
+                    return True
+                self._slot_freed.wait()
+            if not self._stopping:
+                self._to_retire -= 1
+            return False
 
-    def _probe_counted(self, handle: Handle, task: Task) -> Outcome | None:
+    def _claim(self, holding: int) -> bool:
+        """Take a free slot, if any, for a worker holding `holding` polls."""
+        with self._lock:
+            if self._stopping or holding >= self._share or self._claimed >= self._limit:
+                return False
+            self._claimed += 1
+            return True
+
+    def _unclaim(self, *, polled: bool = False) -> None:
+        with self._lock:
+            self._claimed -= 1
+            if polled:
+                self._in_flight -= 1
+            self._slot_freed.notify()
+
+    def _started(self) -> None:
         with self._lock:
             self._in_flight += 1
+
+    def _queued(self, outcome: Outcome) -> None:
+        with self._lock:
+            self.results_queued += 1
+        self._on_finished(outcome.project_id, outcome)
+
+
+class _Worker:
+    """One worker thread: its polls in flight on one Transfers, and the
+    outcomes it holds while the result queue is full."""
+
+    def __init__(self, executor: Executor, transfers: Transfers) -> None:
+        self._executor = executor
+        self._tasks = executor._tasks
+        self._results = executor._results
+        self._transfers = transfers
+        self._held: list[Outcome] = []
+
+    def run(self) -> None:
         try:
-            return self._probe(handle, task)
-        except Exception:  # probe() never raises; this keeps the worker alive
-            logger.exception("Probe of project %s raised", task.target.project_id)
-            return None
+            while True:
+                if self._transfers or self._held:
+                    self._keep_busy()
+                elif not self._wait_for_task():
+                    return
         finally:
-            with self._lock:
-                self._in_flight -= 1
+            self._transfers.close()
+
+    def _wait_for_task(self) -> bool:
+        """With nothing in flight: wait for a slot and a task, and start
+        it. False when this worker should end."""
+        if not self._executor._claim_or_leave():
+            return False
+        item = self._tasks.get()
+        if isinstance(item, Task):
+            self._start(item)
+            return True
+        self._executor._unclaim()
+        return item is not _STOP
+
+    def _keep_busy(self) -> None:
+        """One turn with polls in flight: take the tasks there is room
+        for, let libcurl work a while, move on the polls it is done with."""
+        if not self._held:
+            self._take_tasks()
+        for poll, code, message in self._transfers.wait(WAIT_SECONDS):
+            self._exchange_ended(poll, code, message)
+        if self._held:
+            self._hand_over(block=not self._transfers)
+
+    def _take_tasks(self) -> None:
+        executor = self._executor
+        while executor._claim(len(self._transfers)):
+            try:
+                item = self._tasks.get_nowait()
+            except queue.Empty:
+                executor._unclaim()
+                return
+            if not isinstance(item, Task):
+                # A sentinel meant to wake an idle worker: this one is
+                # busy, and reads the stopping and retiring flags itself.
+                executor._unclaim()
+                if item is _STOP:
+                    return
+                continue
+            self._start(item)
+
+    def _start(self, task: Task) -> None:
+        """Start a task's poll in the slot claimed for it."""
+        executor = self._executor
+        if not executor._may_poll(task):
+            # Queued before its shard was lost, or before a pause that
+            # outlasted the lease: another poller may own it now.
+            executor.disowned += 1
+            executor._unclaim()
+            executor._on_finished(task.target.project_id, None)
+            return
+        transport = self._transfers.transport()
+        poll = _Poll(task, executor._poll(transport, task), transport)
+        executor._started()
+        self._advance(poll)
+
+    def _exchange_ended(self, poll: _Poll, code: int, message: str) -> None:
+        try:
+            result, error = poll.exchange.finish(code, message), None
+        except TransferError as failed:
+            result, error = None, failed
+        except Exception:
+            logger.exception("Polling project %s raised", poll.task.target.project_id)
+            self._finish(poll, None)
+            return
+        self._advance(poll, result, error)
+
+    def _advance(
+        self, poll: _Poll, result: Any = None, error: TransferError | None = None
+    ) -> None:
+        """Give a poll its last exchange's result; start its next exchange,
+        or finish it."""
+        try:
+            step = resume(poll.steps, result, error)
+            if not isinstance(step, Outcome):
+                poll.exchange = step
+                self._transfers.add(step, poll)
+                return
+        except Exception:  # poll() never raises; this keeps the worker alive
+            logger.exception("Polling project %s raised", poll.task.target.project_id)
+            poll.steps.close()
+            step = None
+        self._finish(poll, step)
+
+    def _finish(self, poll: _Poll, outcome: Outcome | None) -> None:
+        executor = self._executor
+        self._transfers.release(poll.transport)
+        executor._unclaim(polled=True)
+        if outcome is None:
+            executor._on_finished(poll.task.target.project_id, None)
+            return
+        logger.debug(
+            "Polled project %s: %s %s %s ms %s",
+            outcome.project_id,
+            "up" if outcome.up else "down",
+            outcome.status_code,
+            outcome.response_time_ms,
+            outcome.error,
+        )
+        executor._stats.record(
+            outcome, duration_seconds=time.monotonic() - poll.started
+        )
+        self._held.append(outcome)
+        self._hand_over(block=False)
+
+    def _hand_over(self, *, block: bool) -> None:
+        """Queue the held outcomes, oldest first: all of them when `block`,
+        else as many as there is room for."""
+        held = self._held
+        while held:
+            try:
+                self._results.put(held[0], block=block)
+            except queue.Full:
+                return
+            self._executor._queued(held.pop(0))
 
 
 def _left(deadline: float | None) -> float | None:

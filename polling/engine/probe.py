@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 import certifi
@@ -22,20 +23,31 @@ import certifi
 from polling.engine import verdict
 from polling.engine.heartbeats import missed_ping
 from polling.engine.reasons import timed_out, transfer_reason
+from polling.engine.transfers import Transfers
 from polling.engine.transport import (
     MAX_BODY_BYTES,
     USER_AGENT,
+    Exchange,
     Phases,
     Request,
     Response,
     TransferError,
     Transport,
+    perform,
 )
 from polling.engine.types import Outcome, Target, Task
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MAX_BODY_BYTES", "USER_AGENT", "make_handle", "probe"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "USER_AGENT",
+    "make_handle",
+    "make_transfers",
+    "poll_steps",
+    "probe",
+    "resume",
+]
 
 MAX_REDIRECTS = 5
 # The length of PollResult.error_message; probe.py stays free of Django.
@@ -57,6 +69,20 @@ def make_handle(
     (default: certifi's); `resolve` overrides DNS, for tests.
     """
     return Transport(ca_bundle=ca_bundle or certifi.where(), resolve=resolve)
+
+
+def make_transfers(
+    *, ca_bundle: str | None = None, resolve: Sequence[str] = ()
+) -> Transfers:
+    """Build what one worker thread runs its polls on: many at once, over
+    shared connections, with the certificates it has read shared too."""
+    certificates = {}
+    ca_bundle = ca_bundle or certifi.where()
+    return Transfers(
+        lambda: Transport(
+            ca_bundle=ca_bundle, resolve=resolve, certificates=certificates
+        )
+    )
 
 
 class PollFailed(Exception):
@@ -85,7 +111,39 @@ class _Trace:
 
 
 def probe(handle: Transport, task: Task) -> Outcome:
-    """Poll the task's target once and say what happened."""
+    """Poll the task's target once, on this thread, and say what happened."""
+    steps = poll_steps(handle, task)
+    step = resume(steps)
+    while not isinstance(step, Outcome):
+        try:
+            result, error = perform(step), None
+        except TransferError as failed:
+            result, error = None, failed
+        step = resume(steps, result, error)
+    return step
+
+
+# What a poll is made of: the exchanges it needs, one after the other.
+PollSteps = Generator[Exchange, Any, Outcome]
+
+
+def resume(
+    steps: PollSteps, result: Any = None, error: TransferError | None = None
+) -> Exchange | Outcome:
+    """Hand a poll the result of its last exchange (or the error it ended
+    with); returns its next exchange, or its Outcome once it needs none."""
+    try:
+        return steps.send(result) if error is None else steps.throw(error)
+    except StopIteration as done:
+        return done.value
+
+
+def poll_steps(handle: Transport, task: Task) -> PollSteps:
+    """Poll the task's target once and say what happened, as a generator:
+    it yields each exchange it needs, begun on `handle`, and is resumed
+    with that exchange's result (see resume()). Whoever runs the exchanges
+    chooses how: one at a time (probe()), or many at once on a CurlMulti
+    (the executor). Returns the Outcome; never raises."""
     target = task.target
     started_at = datetime.now(UTC)
     if target.problem:
@@ -93,11 +151,13 @@ def probe(handle: Transport, task: Task) -> Outcome:
     if target.heartbeat:
         return missed_ping(task, started_at)
     if target.url.lower().startswith("tcp://"):
-        return _connect(handle, task, started_at)
+        return (yield from _connect(handle, task, started_at))
     start = time.monotonic()
     trace = _Trace()
     try:
-        response = _follow(handle, target, start + target.timeout_seconds, trace)
+        response = yield from _follow(
+            handle, target, start + target.timeout_seconds, trace
+        )
     except PollFailed as failed:
         return _outcome(task, started_at, trace, failed.status_code, failed.reason)
     except Exception as exc:
@@ -133,7 +193,7 @@ def _judge(target: Target, response: Response, elapsed_ms: int) -> str:
     )
 
 
-def _connect(handle: Transport, task: Task, started_at: datetime) -> Outcome:
+def _connect(handle: Transport, task: Task, started_at: datetime) -> PollSteps:
     """A TCP port check: up when a connection is accepted in time; the
     response time is the time to connect, name lookup included."""
     target = task.target
@@ -146,7 +206,7 @@ def _connect(handle: Transport, task: Task, started_at: datetime) -> Outcome:
         return _outcome(task, started_at, _Trace(), None, f"invalid URL: {target.url}")
     trace = _Trace()
     try:
-        connection = handle.connect(
+        connection = yield handle.connecting(
             host, port, timeout_ms=round(target.timeout_seconds * 1000)
         )
     except TransferError as error:
@@ -191,12 +251,14 @@ def _ms(microseconds: int | None) -> int | None:
 # Redirects -------------------------------------------------------------------
 
 
-def _follow(handle: Transport, target: Target, deadline: float, trace: _Trace):
+def _follow(
+    handle: Transport, target: Target, deadline: float, trace: _Trace
+) -> Generator[Exchange, Any, Response]:
     """Send the target's request and follow up to MAX_REDIRECTS redirects;
     returns the final response or raises PollFailed."""
     request = _first_request(target)
     for _ in range(MAX_REDIRECTS + 1):
-        response = _send(handle, request, deadline, target, trace)
+        response = yield from _send(handle, request, deadline, target, trace)
         if not target.follow_redirects:
             return response
         if response.status_code not in REDIRECT_STATUSES or not response.location:
@@ -264,12 +326,12 @@ def _origin(url: str) -> tuple:
 
 def _send(
     handle: Transport, request: Request, deadline: float, target: Target, trace: _Trace
-) -> Response:
+) -> Generator[Exchange, Any, Response]:
     left_ms = int((deadline - time.monotonic()) * 1000)
     if left_ms <= 0:
         raise PollFailed(_timed_out(target))
     try:
-        response = handle.perform(request, timeout_ms=left_ms)
+        response = yield handle.begin(request, timeout_ms=left_ms)
     except TransferError as error:
         trace.add(error.phases)
         reason = transfer_reason(error, request.url, target.timeout_seconds)

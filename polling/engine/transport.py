@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import pycurl
@@ -75,6 +76,10 @@ class Connection:
     phases: Phases
 
 
+# Origin (host:port) -> its certificate's expiry, and when it was read.
+Certificates = dict[str, tuple[datetime | None, float]]
+
+
 class TransferError(Exception):
     """libcurl gave up on the exchange: `code` is its CURLE_* number."""
 
@@ -110,31 +115,43 @@ class Transport:
         ca_bundle: str,
         resolve: Sequence[str] = (),
         clock: Callable[[], float] = time.monotonic,
+        certificates: Certificates | None = None,
     ) -> None:
         self._curl = pycurl.Curl()
         self._clock = clock
         self._received = 0
         self._capped = False
         self._kept: list[bytes] | None = None
-        # Origin (host:port) -> its certificate's expiry, and when it was read.
-        self._certificates: dict[str, tuple[datetime | None, float]] = {}
+        # Shared by the transports of one worker thread, which share their
+        # connections too.
+        self._certificates = {} if certificates is None else certificates
         self._origin: str | None = None  # of the request in hand, when https
         self._asking_certificate = False
         self.certificates_read = 0
         self._resolve = list(resolve)
         self._set_defaults(ca_bundle, self._resolve)
 
+    @property
+    def curl(self) -> pycurl.Curl:
+        return self._curl
+
     def perform(self, request: Request, *, timeout_ms: int) -> Response:
         """Send the request and read at most MAX_BODY_BYTES of the answer
         within `timeout_ms`; raises TransferError when that fails."""
-        curl = self._curl
+        return perform(self.begin(request, timeout_ms=timeout_ms))
+
+    def begin(self, request: Request, *, timeout_ms: int) -> Transport:
+        """Set the handle up for the request. Run it with perform(), or
+        on a CurlMulti, then call finish() with libcurl's result."""
         self._prepare(request, timeout_ms)
-        try:
-            curl.perform()
-        except pycurl.error as error:
-            code, message = error.args
-            if not (code == pycurl.E_WRITE_ERROR and self._capped):
-                raise self._failure(code, message) from None
+        return self
+
+    def finish(self, code: int = 0, message: str = "") -> Response:
+        """The answer to the request begun, once libcurl is done with it
+        (`code` 0: no error); raises TransferError when it failed."""
+        curl = self._curl
+        if code and not (code == pycurl.E_WRITE_ERROR and self._capped):
+            raise self._failure(code, message)
         status_code = curl.getinfo(pycurl.RESPONSE_CODE)
         return Response(
             status_code=status_code,
@@ -146,29 +163,10 @@ class Transport:
             content_type=curl.getinfo(pycurl.CONTENT_TYPE),
         )
 
-    def connect(self, host: str, port: int, *, timeout_ms: int) -> Connection:
-        """Open a TCP connection to host:port within `timeout_ms` (name
-        lookup included) and close it at once; raises TransferError when
-        it is not accepted. A handle of its own, so the connection is never
-        kept for later polls and never reused."""
-        curl = pycurl.Curl()
-        try:
-            _connect_only(curl, host, port, timeout_ms, self._resolve)
-            try:
-                curl.perform()
-            except pycurl.error as error:
-                code, message = error.args
-                raise TransferError(
-                    code, message, os_errno=curl.getinfo(pycurl.OS_ERRNO)
-                ) from None
-            resolved = curl.getinfo(pycurl.NAMELOOKUP_TIME_T)
-            connected = curl.getinfo(pycurl.CONNECT_TIME_T)
-            return Connection(
-                elapsed_us=connected,
-                phases=Phases(dns_us=resolved or None, connect_us=connected - resolved),
-            )
-        finally:
-            curl.close()
+    def connecting(self, host: str, port: int, *, timeout_ms: int) -> Connecting:
+        """A TCP connection to host:port to open within `timeout_ms` (name
+        lookup included) and close at once, begun."""
+        return Connecting(host, port, timeout_ms=timeout_ms, resolve=self._resolve)
 
     def close(self) -> None:
         """Close the connections. Waits for DNS lookups that a timeout
@@ -298,6 +296,53 @@ class Transport:
                 self.certificates_read += 1
         remembered = self._certificates.get(origin)
         return remembered[0] if remembered else None
+
+
+class Exchange(Protocol):
+    """An exchange begun on an easy handle: run `curl` (alone, or on a
+    CurlMulti with others), then finish() with libcurl's result."""
+
+    @property
+    def curl(self) -> pycurl.Curl: ...
+
+    def finish(self, code: int = 0, message: str = "") -> Any: ...
+
+
+def perform(exchange: Exchange) -> Any:
+    """Run an exchange to its end on this thread; what finish() returns."""
+    try:
+        exchange.curl.perform()
+    except pycurl.error as error:
+        return exchange.finish(*error.args)
+    return exchange.finish()
+
+
+class Connecting:
+    """A TCP connection opened and closed at once, on a handle of its own
+    so that it is never kept for later polls and never reused."""
+
+    def __init__(
+        self, host: str, port: int, *, timeout_ms: int, resolve: Sequence[str]
+    ) -> None:
+        self.curl = pycurl.Curl()
+        _connect_only(self.curl, host, port, timeout_ms, list(resolve))
+
+    def finish(self, code: int = 0, message: str = "") -> Connection:
+        """The connection made; raises TransferError when it was not."""
+        curl = self.curl
+        try:
+            if code:
+                raise TransferError(
+                    code, message, os_errno=curl.getinfo(pycurl.OS_ERRNO)
+                )
+            resolved = curl.getinfo(pycurl.NAMELOOKUP_TIME_T)
+            connected = curl.getinfo(pycurl.CONNECT_TIME_T)
+            return Connection(
+                elapsed_us=connected,
+                phases=Phases(dns_us=resolved or None, connect_us=connected - resolved),
+            )
+        finally:
+            curl.close()
 
 
 def _https_origin(url: str) -> str | None:

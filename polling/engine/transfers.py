@@ -1,0 +1,153 @@
+"""Many exchanges at once on one thread: a CurlMulti driven through epoll.
+
+libcurl says which sockets to watch (its socket callback) and when it
+wants to be called back (its timer callback); epoll waits on those
+sockets with the GIL released. One thread can so keep hundreds of polls in
+flight, and takes the GIL once for every batch of sockets that woke up
+instead of once per poll. The multi handle keeps the connections and DNS
+answers of all its exchanges, so every exchange may reuse them.
+
+epoll rather than CurlMulti.select(): select() cannot watch a socket
+numbered 1024 or above, and a poller with a few thousand polls in flight
+has such sockets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import select
+import time
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+import pycurl
+
+from polling.engine.transport import Exchange, Transport
+
+Owner = TypeVar("Owner")
+
+_CURL_EVENTS = {
+    pycurl.POLL_IN: select.EPOLLIN,
+    pycurl.POLL_OUT: select.EPOLLOUT,
+    pycurl.POLL_INOUT: select.EPOLLIN | select.EPOLLOUT,
+}
+
+
+class Transfers(Generic[Owner]):
+    """The exchanges in flight on one thread, each with its owner.
+
+    add() starts an exchange; wait() lets libcurl work for up to a given
+    time and returns the exchanges that ended, as (owner, code, message)
+    with libcurl's result code (0: no error) for Exchange.finish().
+    Not thread-safe: one thread owns it.
+    """
+
+    def __init__(
+        self,
+        make_transport: Callable[[], Transport],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._make_transport = make_transport
+        self._clock = clock
+        self._spare: list[Transport] = []
+        self._made: list[Transport] = []
+        self._owners: dict[pycurl.Curl, Owner] = {}
+        self._epoll = select.epoll()
+        self._watched: set[int] = set()
+        self._timer_at: float | None = None
+        self._multi = pycurl.CurlMulti()
+        self._multi.setopt(pycurl.M_SOCKETFUNCTION, self._watch)
+        self._multi.setopt(pycurl.M_TIMERFUNCTION, self._set_timer)
+
+    def __len__(self) -> int:
+        return len(self._owners)
+
+    def transport(self) -> Transport:
+        """A transport not in use; give it back with release()."""
+        if self._spare:
+            return self._spare.pop()
+        transport = self._make_transport()
+        self._made.append(transport)
+        return transport
+
+    def release(self, transport: Transport) -> None:
+        self._spare.append(transport)
+
+    def add(self, exchange: Exchange, owner: Owner) -> None:
+        """Start an exchange; wait() returns `owner` when it ends."""
+        self._multi.add_handle(exchange.curl)
+        self._owners[exchange.curl] = owner
+
+    def wait(self, timeout: float) -> list[tuple[Owner, int, str]]:
+        """Let libcurl work until a socket is ready, its timer fires or
+        `timeout` seconds pass; returns the exchanges that ended."""
+        if self._timer_at is not None:
+            timeout = min(timeout, max(self._timer_at - self._clock(), 0.0))
+        action = self._multi.socket_action
+        for fd, mask in self._epoll.poll(timeout):
+            action(fd, _curl_mask(mask))
+        if self._timer_at is not None and self._clock() >= self._timer_at:
+            self._timer_at = None
+            action(pycurl.SOCKET_TIMEOUT, 0)
+        return self._ended()
+
+    def close(self) -> None:
+        """Abandon the exchanges in flight and close every handle."""
+        for curl in list(self._owners):
+            self._multi.remove_handle(curl)
+        self._owners.clear()
+        for transport in self._made:
+            transport.close()
+        self._multi.close()
+        self._epoll.close()
+
+    def _ended(self) -> list[tuple[Owner, int, str]]:
+        ended = []
+        while True:
+            queued, succeeded, failed = self._multi.info_read()
+            for curl in succeeded:
+                ended.append((self._remove(curl), 0, ""))
+            for curl, code, message in failed:
+                ended.append((self._remove(curl), code, message))
+            if not queued:
+                return ended
+
+    def _remove(self, curl: pycurl.Curl) -> Owner:
+        self._multi.remove_handle(curl)
+        return self._owners.pop(curl)
+
+    def _watch(self, what: int, fd: int, multi, data) -> None:
+        """libcurl's socket callback: watch fd for `what`, or stop."""
+        if what == pycurl.POLL_REMOVE:
+            if fd in self._watched:
+                self._watched.discard(fd)
+                # A closed socket has left the epoll set already.
+                with contextlib.suppress(OSError):
+                    self._epoll.unregister(fd)
+            return
+        events = _CURL_EVENTS[what]
+        if fd in self._watched:
+            self._epoll.modify(fd, events)
+            return
+        try:
+            self._epoll.register(fd, events)
+        except FileExistsError:
+            # A number reused before libcurl said it was done with it.
+            self._epoll.modify(fd, events)
+        self._watched.add(fd)
+
+    def _set_timer(self, timeout_ms: int) -> None:
+        """libcurl's timer callback: call back in timeout_ms, or never."""
+        self._timer_at = None if timeout_ms < 0 else self._clock() + timeout_ms / 1000
+
+
+def _curl_mask(events: int) -> int:
+    mask = 0
+    if events & (select.EPOLLIN | select.EPOLLHUP):
+        mask |= pycurl.CSELECT_IN
+    if events & select.EPOLLOUT:
+        mask |= pycurl.CSELECT_OUT
+    if events & select.EPOLLERR:
+        mask |= pycurl.CSELECT_ERR
+    return mask
