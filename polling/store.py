@@ -17,6 +17,7 @@ from django.db import (
 from django.db.models import NOT_PROVIDED
 
 from polling.deadlines import move_deadlines
+from polling.engine.pacing import no_pause
 from polling.engine.types import OK_STATUS, JsonAssertion, Keyword, Outcome, Target
 from polling.engine.writer import StoreUnavailable
 from projects.batch_writes import (
@@ -40,6 +41,8 @@ from projects.models import (
     Project,
 )
 
+# Projects read per round trip when loading them all, and between pauses.
+LOAD_CHUNK = 2000
 TARGET_FIELDS = [
     "id",
     "url",
@@ -145,12 +148,16 @@ class _ProjectRow:
         return self.id
 
 
-def load_targets() -> list[Target]:
-    """Every enabled project, as targets."""
+def load_targets(pause: Callable[[], None] = no_pause) -> list[Target]:
+    """Every enabled project, as targets; `pause` is called after every
+    LOAD_CHUNK of them."""
     rows = Project.objects.filter(enabled=True).values_list(*TARGET_FIELDS)
-    return [
-        target_from_project(_ProjectRow(row)) for row in rows.iterator(chunk_size=2000)
-    ]
+    targets = []
+    for row in rows.iterator(chunk_size=LOAD_CHUNK):
+        targets.append(target_from_project(_ProjectRow(row)))
+        if len(targets) % LOAD_CHUNK == 0:
+            pause()
+    return targets
 
 
 def load_target(project_id: int) -> Target | None:
@@ -164,8 +171,8 @@ def load_target(project_id: int) -> Target | None:
 class DatabaseTargetSource:
     """The enabled projects, read from the database for the Coordinator."""
 
-    def load_all(self) -> list[Target]:
-        return load_targets()
+    def load_all(self, pause: Callable[[], None] = no_pause) -> list[Target]:
+        return load_targets(pause)
 
     def load_one(self, project_id: int) -> Target | None:
         return load_target(project_id)

@@ -240,7 +240,7 @@ class FailingSource:
 
     closed = False
 
-    def load_all(self):
+    def load_all(self, pause=None):
         raise OperationalError("connection refused")
 
     def load_one(self, project_id):

@@ -28,7 +28,7 @@ class Harness:
             self.results,
             limit=limit,
             poll=poll_steps,
-            make_transfers=make_transfers,
+            make_transfers=options.pop("make_transfers", make_transfers),
             on_finished=lambda project_id, outcome: self.finished.append(project_id),
             stats=self.stats,
             **options,
@@ -188,3 +188,30 @@ def test_polls_in_flight_go_on_while_the_result_queue_is_full(harness):
     assert outcomes[2].up is True
     assert outcomes[1].up is True
     assert sorted(h.finished) == [1, 2]
+
+
+def test_a_worker_that_fails_gives_up_its_polls_and_goes_on(harness, caplog):
+    failures = []
+
+    def transfers_failing_once():
+        transfers = make_transfers()
+        if not failures:
+
+            def broken_wait(timeout):
+                failures.append(timeout)
+                raise OSError("epoll went away")
+
+            transfers.wait = broken_wait
+        return transfers
+
+    h = harness(limit=2, make_transfers=transfers_failing_once)
+    h.executor.start()
+    h.submit(1, "/delay/100")
+    # Released without an outcome, so the scheduler polls it again later.
+    wait_until(lambda: h.finished == [1])
+    h.submit(2, "/ok")
+    [outcome] = h.outcomes(1)
+    assert (outcome.project_id, outcome.up) == (2, True)
+    assert h.executor.in_flight == 0
+    assert len(failures) == 1
+    assert "A poll worker failed" in caplog.text

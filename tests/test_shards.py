@@ -10,7 +10,7 @@ from polling.engine.types import Target
 
 
 class NoSource:
-    def load_all(self):
+    def load_all(self, pause=None):
         return []
 
     def load_one(self, project_id):
@@ -76,7 +76,7 @@ class CountingSource(NoSource):
     def __init__(self) -> None:
         self.loads = 0
 
-    def load_all(self):
+    def load_all(self, pause=None):
         self.loads += 1
         # A port nobody listens on: a poll fails at once.
         return [

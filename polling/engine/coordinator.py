@@ -17,6 +17,7 @@ from polling.engine import metrics
 from polling.engine import probe as probing
 from polling.engine.config import PollerConfig
 from polling.engine.executor import Executor
+from polling.engine.pacing import RELOAD_SHARE, Pacer, no_pause
 from polling.engine.scheduler import ReloadSummary, Scheduler, recheck_slots
 from polling.engine.shards import Ownership
 from polling.engine.stats import PollStats
@@ -32,8 +33,9 @@ SETTLE_STEP_SECONDS = 0.05
 class TargetSource(Protocol):
     """Where the projects to poll come from (the database, in runpoller)."""
 
-    def load_all(self) -> list[Target]:
-        """Every project that should be polled."""
+    def load_all(self, pause: Callable[[], None] = no_pause) -> list[Target]:
+        """Every project that should be polled; calls `pause` every few
+        thousand projects, to pace the load (engine/pacing.py)."""
 
     def load_one(self, project_id: int) -> Target | None:
         """The project as a target, or None when it should not be polled."""
@@ -339,7 +341,8 @@ class Coordinator:
         try:
             while not self._stopping.wait(self.config.reload_interval):
                 try:
-                    self._apply_reload(self._source.load_all())
+                    pace = Pacer(RELOAD_SHARE)
+                    self._apply_reload(self._source.load_all(pause=pace))
                 except Exception:
                     logger.exception("Reload failed; the next one may succeed")
                     self._source.close()

@@ -52,10 +52,10 @@ class Executor:
     A worker runs its polls together on its own Transfers (one CurlMulti)
     from `make_transfers`, which keeps their connections between polls;
     `poll(transport, task)` gives the exchanges of one poll. Outcomes go
-    on the bounded result queue; when it is full the worker finishes the
-    polls it has in flight, holds their outcomes and takes no new task
-    until they are queued, so a slow database slows polling down instead
-    of losing results.
+    on the bounded result queue; when it is full the worker holds each
+    outcome, in its slot, until there is room, and goes on with its other
+    polls meanwhile: a slow database slows polling down instead of losing
+    results, and never makes a poll in flight wait past its timeout.
     """
 
     def __init__(
@@ -240,9 +240,16 @@ class Executor:
         with self._lock:
             self._in_flight += 1
 
+    def _poll_ended(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
     def _queued(self, outcome: Outcome) -> None:
+        """An outcome reached the result queue: its slot is free."""
         with self._lock:
             self.results_queued += 1
+            self._claimed -= 1
+            self._slot_freed.notify()
         self._on_finished(outcome.project_id, outcome)
 
 
@@ -260,12 +267,29 @@ class _Worker:
     def run(self) -> None:
         try:
             while True:
-                if self._transfers or self._held:
-                    self._keep_busy()
-                elif not self._wait_for_task():
-                    return
+                try:
+                    if self._transfers or self._held:
+                        self._keep_busy()
+                    elif not self._wait_for_task():
+                        return
+                except Exception:
+                    logger.exception("A poll worker failed; it starts afresh")
+                    self._start_afresh()
         finally:
-            self._transfers.close()
+            self._abandon(self._transfers)
+
+    def _start_afresh(self) -> None:
+        """Give up the polls in flight (their projects are polled again at
+        their next due time) and go on with new handles."""
+        transfers, self._transfers = self._transfers, self._executor._make_transfers()
+        self._abandon(transfers)
+
+    def _abandon(self, transfers: Transfers) -> None:
+        executor = self._executor
+        for poll in transfers.close():
+            poll.steps.close()
+            executor._unclaim(polled=True)
+            executor._on_finished(poll.task.target.project_id, None)
 
     def _wait_for_task(self) -> bool:
         """With nothing in flight: wait for a slot and a task, and start
@@ -282,16 +306,15 @@ class _Worker:
     def _keep_busy(self) -> None:
         """One turn with polls in flight: take the tasks there is room
         for, let libcurl work a while, move on the polls it is done with."""
-        if not self._held:
-            self._take_tasks()
+        self._take_tasks()
         for poll, code, message in self._transfers.wait(WAIT_SECONDS):
             self._exchange_ended(poll, code, message)
         if self._held:
-            self._hand_over(block=not self._transfers)
+            self._hand_over(wait=0 if self._transfers else WAIT_SECONDS)
 
     def _take_tasks(self) -> None:
         executor = self._executor
-        while executor._claim(len(self._transfers)):
+        while executor._claim(len(self._transfers) + len(self._held)):
             try:
                 item = self._tasks.get_nowait()
             except queue.Empty:
@@ -352,10 +375,11 @@ class _Worker:
     def _finish(self, poll: _Poll, outcome: Outcome | None) -> None:
         executor = self._executor
         self._transfers.release(poll.transport)
-        executor._unclaim(polled=True)
         if outcome is None:
+            executor._unclaim(polled=True)
             executor._on_finished(poll.task.target.project_id, None)
             return
+        executor._poll_ended()
         logger.debug(
             "Polled project %s: %s %s %s ms %s",
             outcome.project_id,
@@ -368,15 +392,19 @@ class _Worker:
             outcome, duration_seconds=time.monotonic() - poll.started
         )
         self._held.append(outcome)
-        self._hand_over(block=False)
+        self._hand_over(wait=0)
 
-    def _hand_over(self, *, block: bool) -> None:
-        """Queue the held outcomes, oldest first: all of them when `block`,
-        else as many as there is room for."""
+    def _hand_over(self, *, wait: float) -> None:
+        """Queue the held outcomes, oldest first, as many as there is room
+        for, waiting up to `wait` seconds for room for each. A held
+        outcome keeps its slot until then."""
         held = self._held
         while held:
             try:
-                self._results.put(held[0], block=block)
+                if wait > 0:
+                    self._results.put(held[0], timeout=wait)
+                else:
+                    self._results.put_nowait(held[0])
             except queue.Full:
                 return
             self._executor._queued(held.pop(0))

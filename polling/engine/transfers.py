@@ -92,8 +92,10 @@ class Transfers(Generic[Owner]):
             action(pycurl.SOCKET_TIMEOUT, 0)
         return self._ended()
 
-    def close(self) -> None:
-        """Abandon the exchanges in flight and close every handle."""
+    def close(self) -> list[Owner]:
+        """Abandon the exchanges in flight and close every handle; returns
+        the owners of the exchanges abandoned."""
+        abandoned = list(self._owners.values())
         for curl in list(self._owners):
             self._multi.remove_handle(curl)
         self._owners.clear()
@@ -101,6 +103,7 @@ class Transfers(Generic[Owner]):
             transport.close()
         self._multi.close()
         self._epoll.close()
+        return abandoned
 
     def _ended(self) -> list[tuple[Owner, int, str]]:
         ended = []

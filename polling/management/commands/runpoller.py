@@ -6,6 +6,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import threading
 
 from django.conf import settings
@@ -31,6 +32,15 @@ from polling.wiring import (
 )
 
 logger = logging.getLogger("polling")
+
+# A worker thread drives up to 50 polls and hands the interpreter lock back
+# several times a poll (epoll, libcurl calls). While another thread runs
+# Python without a pause (a reload of 300,000 projects takes seconds),
+# each time it wants the lock back it waits up to the switch interval: at
+# CPython's default 5 ms, about 100 µs a time measured here, and polling
+# fell to a fraction of its pace for the reload's length. 0.5 ms makes
+# that wait about ten times shorter.
+GIL_SWITCH_SECONDS = 0.0005
 
 
 class Command(BaseCommand):
@@ -100,6 +110,7 @@ class Command(BaseCommand):
                 lock.release()
 
     def _run(self, max_concurrent, reload_interval, status_interval, no_control):
+        sys.setswitchinterval(GIL_SWITCH_SECONDS)
         config = config_from_settings(
             max_concurrent_http=max_concurrent,
             reload_interval=reload_interval,
