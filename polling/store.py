@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -151,13 +151,17 @@ class _ProjectRow:
 def load_targets(pause: Callable[[], None] = no_pause) -> list[Target]:
     """Every enabled project, as targets; `pause` is called after every
     LOAD_CHUNK of them."""
+    return list(iter_targets(pause))
+
+
+def iter_targets(pause: Callable[[], None] = no_pause) -> Iterator[Target]:
+    """load_targets() as it reads them: a caller that keeps only some of
+    the targets lets the others go young (engine/collector.py)."""
     rows = Project.objects.filter(enabled=True).values_list(*TARGET_FIELDS)
-    targets = []
-    for row in rows.iterator(chunk_size=LOAD_CHUNK):
-        targets.append(target_from_project(_ProjectRow(row)))
-        if len(targets) % LOAD_CHUNK == 0:
+    for count, row in enumerate(rows.iterator(chunk_size=LOAD_CHUNK), start=1):
+        yield target_from_project(_ProjectRow(row))
+        if count % LOAD_CHUNK == 0:
             pause()
-    return targets
 
 
 def load_target(project_id: int) -> Target | None:
@@ -171,8 +175,8 @@ def load_target(project_id: int) -> Target | None:
 class DatabaseTargetSource:
     """The enabled projects, read from the database for the Coordinator."""
 
-    def load_all(self, pause: Callable[[], None] = no_pause) -> list[Target]:
-        return load_targets(pause)
+    def load_all(self, pause: Callable[[], None] = no_pause) -> Iterator[Target]:
+        return iter_targets(pause)
 
     def load_one(self, project_id: int) -> Target | None:
         return load_target(project_id)

@@ -25,3 +25,6 @@ class PollerConfig:
     # How long stopping may take (polls in flight, then saving results);
     # what is still unsaved after it is logged and counted.
     stop_timeout: float = 60
+    # gc.freeze() after each load of the projects (engine/collector.py):
+    # for a process that is only a poller, as runpoller's is.
+    freeze_after_load: bool = False

@@ -9,11 +9,11 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
-from polling.engine import metrics
+from polling.engine import collector, metrics
 from polling.engine import probe as probing
 from polling.engine.config import PollerConfig
 from polling.engine.executor import Executor
@@ -33,9 +33,10 @@ SETTLE_STEP_SECONDS = 0.05
 class TargetSource(Protocol):
     """Where the projects to poll come from (the database, in runpoller)."""
 
-    def load_all(self, pause: Callable[[], None] = no_pause) -> list[Target]:
-        """Every project that should be polled; calls `pause` every few
-        thousand projects, to pace the load (engine/pacing.py)."""
+    def load_all(self, pause: Callable[[], None] = no_pause) -> Iterable[Target]:
+        """Every project that should be polled, best as an iterator that
+        reads them as it goes; calls `pause` every few thousand projects,
+        to pace the load (engine/pacing.py)."""
 
     def load_one(self, project_id: int) -> Target | None:
         """The project as a target, or None when it should not be polled."""
@@ -133,7 +134,7 @@ class Coordinator:
             # nothing is left running. A poller that holds no shard yet
             # would drop every project loaded; set_ownership() loads its
             # shards' projects once its leases arrive.
-            targets = self._source.load_all() if self._ownership.shards else []
+            targets = self._load_all() if self._ownership.shards else []
             self._writer.start()
             self._executor.start()
             summary = self._apply_reload(targets)
@@ -202,7 +203,7 @@ class Coordinator:
     def reload_projects(self) -> ReloadSummary:
         """Make the polled set match the source."""
         self._require_running()
-        return self._apply_reload(self._source.load_all())
+        return self._apply_reload(self._load_all())
 
     # Sharing the projects with other pollers
 
@@ -226,7 +227,7 @@ class Coordinator:
         if gained:
             logger.info("Took %d shards: %s", len(gained), _shard_list(gained))
         if self._state in (RunState.STARTING, RunState.RUNNING):
-            self._apply_reload(self._source.load_all())
+            self._apply_reload(self._load_all())
 
     def settle(self, timeout: float) -> bool:
         """Wait until the polls of projects no longer owned have finished
@@ -276,6 +277,10 @@ class Coordinator:
         if state is not RunState.RUNNING:
             raise NotRunning(f"the poller is {state.value}")
 
+    def _load_all(self, pause: Callable[[], None] = no_pause) -> list[Target]:
+        scheduled_or = self._scheduler.scheduled_or
+        return [scheduled_or(target) for target in self._source.load_all(pause)]
+
     def _apply_reload(self, targets: list[Target]) -> ReloadSummary:
         with self._reload_lock:
             # Under the lock: a reload racing a change of shards must not
@@ -284,6 +289,8 @@ class Coordinator:
             targets = [t for t in targets if owns(t.project_id)]
             summary = self._scheduler.replace_all(targets)
             self._last_reload_at = datetime.now(UTC)
+        if self.config.freeze_after_load:
+            collector.freeze_survivors()
         logger.info(
             "Reloaded projects: %d added, %d updated, %d removed",
             summary.added,
@@ -342,7 +349,7 @@ class Coordinator:
             while not self._stopping.wait(self.config.reload_interval):
                 try:
                     pace = Pacer(RELOAD_SHARE)
-                    self._apply_reload(self._source.load_all(pause=pace))
+                    self._apply_reload(self._load_all(pause=pace))
                 except Exception:
                     logger.exception("Reload failed; the next one may succeed")
                     self._source.close()

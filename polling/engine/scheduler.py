@@ -292,6 +292,15 @@ class Scheduler:
     def target(self, project_id: int) -> Target | None:
         return self._targets.get(project_id)
 
+    def scheduled_or(self, target: Target) -> Target:
+        """The target already scheduled for this project if it equals
+        `target`, else `target`. A reload keeps the objects it has: a fresh
+        copy of every project would live long enough to reach the garbage
+        collector's oldest generation, and a full pass over 300,000 of them
+        holds the interpreter lock for half a second (engine/collector.py)."""
+        scheduled = self._targets.get(target.project_id)
+        return scheduled if scheduled == target else target
+
     def in_flight_ids(self) -> set[int]:
         """Projects whose poll is queued or running."""
         with self._lock:

@@ -115,6 +115,7 @@ class Command(BaseCommand):
             max_concurrent_http=max_concurrent,
             reload_interval=reload_interval,
             status_log_seconds=status_interval,
+            freeze_after_load=True,
         )
         coordinator, keeper = _coordinator(config)
         control = None if no_control else _control_server(coordinator)
