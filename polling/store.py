@@ -14,7 +14,7 @@ from django.db import (
     connection,
     transaction,
 )
-from django.db.models import NOT_PROVIDED
+from django.db.models import NOT_PROVIDED, Q
 
 from polling.deadlines import move_deadlines
 from polling.engine.pacing import no_pause
@@ -154,14 +154,45 @@ def load_targets(pause: Callable[[], None] = no_pause) -> list[Target]:
     return list(iter_targets(pause))
 
 
-def iter_targets(pause: Callable[[], None] = no_pause) -> Iterator[Target]:
-    """load_targets() as it reads them: a caller that keeps only some of
-    the targets lets the others go young (engine/collector.py)."""
-    rows = Project.objects.filter(enabled=True).values_list(*TARGET_FIELDS)
+def iter_targets(
+    pause: Callable[[], None] = no_pause, *, where: Q | None = None
+) -> Iterator[Target]:
+    """load_targets() as it reads them (those matching `where`, if given):
+    a caller that keeps only some of the targets lets the others go young
+    (engine/collector.py)."""
+    projects = Project.objects.filter(enabled=True)
+    if where is not None:
+        projects = projects.filter(where)
+    rows = projects.values_list(*TARGET_FIELDS)
     for count, row in enumerate(rows.iterator(chunk_size=LOAD_CHUNK), start=1):
         yield target_from_project(_ProjectRow(row))
         if count % LOAD_CHUNK == 0:
             pause()
+
+
+def load_changes(
+    since: datetime,
+    known: Callable[[int], bool],
+    pause: Callable[[], None] = no_pause,
+) -> tuple[list[int], list[Target]]:
+    """The ids of every enabled project, and the targets of those saved
+    since `since`, of those `known` does not know, and of every heartbeat
+    project (its ping deadline moves without a save). Reading ids costs a
+    fiftieth of reading targets: at 300,000 projects, 0.1 s of CPU against
+    6 s."""
+    ids = list(
+        Project.objects.filter(enabled=True)
+        .values_list("pk", flat=True)
+        .iterator(chunk_size=LOAD_CHUNK * 10)
+    )
+    changed = Q(updated_at__gte=since) | Q(kind=Project.Kind.HEARTBEAT)
+    targets = list(iter_targets(pause, where=changed))
+    loaded = {target.project_id for target in targets}
+    unknown = [pid for pid in ids if pid not in loaded and not known(pid)]
+    for first in range(0, len(unknown), LOAD_CHUNK):
+        chunk = unknown[first : first + LOAD_CHUNK]
+        targets += iter_targets(pause, where=Q(pk__in=chunk))
+    return ids, targets
 
 
 def load_target(project_id: int) -> Target | None:
@@ -177,6 +208,14 @@ class DatabaseTargetSource:
 
     def load_all(self, pause: Callable[[], None] = no_pause) -> Iterator[Target]:
         return iter_targets(pause)
+
+    def load_changes(
+        self,
+        since: datetime,
+        known: Callable[[int], bool],
+        pause: Callable[[], None] = no_pause,
+    ) -> tuple[list[int], list[Target]]:
+        return load_changes(since, known, pause)
 
     def load_one(self, project_id: int) -> Target | None:
         return load_target(project_id)

@@ -243,6 +243,9 @@ class FailingSource:
     def load_all(self, pause=None):
         raise OperationalError("connection refused")
 
+    def load_changes(self, since, known, pause=None):
+        raise OperationalError("connection refused")
+
     def load_one(self, project_id):
         raise OperationalError("connection refused")
 
