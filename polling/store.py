@@ -148,18 +148,12 @@ class _ProjectRow:
         return self.id
 
 
-def load_targets(pause: Callable[[], None] = no_pause) -> list[Target]:
-    """Every enabled project, as targets; `pause` is called after every
-    LOAD_CHUNK of them."""
-    return list(iter_targets(pause))
-
-
 def iter_targets(
     pause: Callable[[], None] = no_pause, *, where: Q | None = None
 ) -> Iterator[Target]:
-    """load_targets() as it reads them (those matching `where`, if given):
-    a caller that keeps only some of the targets lets the others go young
-    (engine/collector.py)."""
+    """Every enabled project (matching `where`, if given), as targets, made
+    as they are read: a caller that keeps only some lets the others go
+    young (engine/collector.py). `pause` is called after every LOAD_CHUNK."""
     projects = Project.objects.filter(enabled=True)
     if where is not None:
         projects = projects.filter(where)

@@ -46,7 +46,7 @@ def test_loading_the_projects_pauses_after_every_chunk(make_project, monkeypatch
         make_project(name=f"p{number}")
     pauses = []
 
-    targets = store.load_targets(pause=lambda: pauses.append(1))
+    targets = list(store.iter_targets(pause=lambda: pauses.append(1)))
 
     assert len(targets) == 7
     assert len(pauses) == 2

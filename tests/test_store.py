@@ -9,7 +9,7 @@ from django.db import IntegrityError
 
 from polling.engine.types import Target
 from polling.engine.writer import ResultWriter
-from polling.store import DatabaseResultStore, load_target, load_targets
+from polling.store import DatabaseResultStore, iter_targets, load_target
 from projects.models import PollResult
 from projects.rollups import rebuild_rollups
 from tests.factories import rollup_rows
@@ -19,7 +19,7 @@ from tests.waiting import wait_until
 pytestmark = pytest.mark.django_db
 
 
-def test_load_targets_returns_enabled_projects_as_targets(make_project):
+def test_iter_targets_yields_the_enabled_projects_as_targets(make_project):
     api = make_project(
         url="http://127.0.0.1:8000/api",
         method="POST",
@@ -33,7 +33,7 @@ def test_load_targets_returns_enabled_projects_as_targets(make_project):
         recovery_threshold=2,
     )
     make_project(enabled=False)
-    assert load_targets() == [
+    assert list(iter_targets()) == [
         Target(
             project_id=api.pk,
             url="http://127.0.0.1:8000/api",
