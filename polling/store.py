@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from django.db import (
@@ -412,13 +412,21 @@ def _add_to_rollups(
     )
 
 
+_HOUR = timedelta(hours=1)
+
+
 def _rollup_rows(
     polls: Sequence[Poll], in_maintenance: Callable[[Poll], bool]
 ) -> list[tuple]:
     """The batch summed per (project, hour), in ROLLUP_FIELDS' order."""
     sums: dict[tuple[int, datetime], list] = {}
+    hour = next_hour = None
     for poll in polls:
-        hour = poll.at.replace(minute=0, second=0, microsecond=0)
+        # A batch spans an hour or two: truncating each poll's time would
+        # cost more than the rest of its sums.
+        if next_hour is None or not hour <= poll.at < next_hour:
+            hour = poll.at.replace(minute=0, second=0, microsecond=0)
+            next_hour = hour + _HOUR
         row = sums.get((poll.project_id, hour))
         if row is None:
             row = sums[poll.project_id, hour] = [0, 0, 0, 0, None, 0, 0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 
 import pytest
@@ -110,3 +111,33 @@ def test_it_tells_when_a_project_began_or_stopped_failing(
 
     assert effect.started_failing is started
     assert effect.stopped_failing is stopped
+
+
+def every_sequence(length: int) -> list[str]:
+    return ["".join(marks) for marks in itertools.product("ud", repeat=length)]
+
+
+@pytest.mark.parametrize("thresholds", [Thresholds(3, 1), Thresholds(1, 2)])
+@pytest.mark.parametrize("marks", every_sequence(6))
+def test_failing_since_is_set_exactly_while_failing(thresholds, marks):
+    """The reachability check counts failing projects by failing_since."""
+    streak = Streak()
+    for poll in polls(marks):
+        streak = advance(streak, poll, thresholds).streak
+        assert (streak.failing_since is not None) is streak.failing
+
+
+@pytest.mark.parametrize("marks", every_sequence(5))
+def test_a_run_ends_where_advancing_poll_by_poll_ends(marks):
+    """run() skips advance() for an up poll of a settled project."""
+    thresholds = Thresholds(2, 2)
+    streak, changes = Streak(UP), []
+    for poll in polls(marks):
+        step = advance(streak, poll, thresholds)
+        streak = step.streak
+        changes += [step.change] if step.change else []
+
+    effect = run(Streak(UP), polls(marks), thresholds)
+
+    assert effect.after == streak
+    assert [t.change for t in effect.transitions] == changes

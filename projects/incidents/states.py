@@ -11,6 +11,7 @@ commit and then sees its result.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -19,7 +20,15 @@ from django.db import connection
 from django.utils.dateparse import parse_datetime
 
 from projects.batch_writes import datetime_adapter, update_rows
-from projects.incidents.machine import Effect, Poll, Streak, Thresholds, run
+from projects.incidents.machine import (
+    SETTLED,
+    UP,
+    Effect,
+    Poll,
+    Streak,
+    Thresholds,
+    run,
+)
 from projects.maintenance import MaintenanceSchedule
 from projects.models import Project, Status
 
@@ -124,8 +133,16 @@ def _never(poll: Poll) -> bool:
 
 def _streak_and_thresholds(row: tuple) -> tuple[Streak, Thresholds]:
     _, state, failures, successes, failing_since, failure, recovery = row
-    streak = Streak(state, failures, successes, _aware(failing_since))
-    return streak, Thresholds(failure, recovery)
+    if state == UP and not failures and not successes and failing_since is None:
+        streak = SETTLED  # most rows: no new object to make
+    else:
+        streak = Streak(state, failures, successes, _aware(failing_since))
+    return streak, _thresholds(failure, recovery)
+
+
+@functools.lru_cache(maxsize=256)
+def _thresholds(failure: int, recovery: int) -> Thresholds:
+    return Thresholds(failure, recovery)
 
 
 def _aware(value: datetime | str | None) -> datetime | None:
