@@ -106,41 +106,56 @@ def update_rows(
     rows: Sequence[tuple],
     *,
     expressions: dict[str, str] | None = None,
-) -> None:
-    """Set `fields` of the rows whose id is each row's last value.
+    key: str | None = None,
+    condition: str = "",
+) -> int:
+    """Set `fields` of the rows whose `key` field (the primary key unless
+    named) equals each row's last value. Returns how many rows changed.
 
     `expressions` replaces the plain assignment of some fields with SQL in
     which `{new}` is the new value and `{old}` the stored one, e.g.
-    "COALESCE({new}, {old})"."""
+    "COALESCE({new}, {old})". `condition`, SQL about the stored row
+    naming its columns as `{table}.column`, leaves out rows it is false
+    for."""
     if not rows:
-        return
+        return 0
     table = quote(model._meta.db_table)
     fields_ = columns(model, fields)
+    key_field = model._meta.get_field(key) if key else model._meta.pk
     expressions = expressions or {}
+    condition = f" AND {condition.format(table=table)}" if condition else ""
     if connection.vendor == "postgresql":
-        _update_from_json(cursor, model, table, fields_, rows, expressions)
-        return
+        return _update_from_json(
+            cursor, table, fields_, key_field, rows, expressions, condition
+        )
     assignments = ", ".join(
         f"{quote(f.column)} = {_expression(f, '%s', table, expressions)}"
         for f in fields_
     )
-    cursor.executemany(f"UPDATE {table} SET {assignments} WHERE id = %s", rows)
+    cursor.executemany(
+        f"UPDATE {table} SET {assignments} "
+        f"WHERE {quote(key_field.column)} = %s{condition}",
+        rows,
+    )
+    return cursor.rowcount
 
 
-def _update_from_json(cursor, model, table, fields_, rows, expressions) -> None:
-    pk = model._meta.pk
+def _update_from_json(
+    cursor, table, fields_, key_field, rows, expressions, condition
+) -> int:
     names = [f"new_{f.column}" for f in fields_]
     assignments = ", ".join(
         f"{quote(f.column)} = "
         + _expression(f, f"new.{quote(name)}", table, expressions)
         for f, name in zip(fields_, names, strict=True)
     )
-    source = _json_rows_source([*fields_, pk], [*names, "new_id"])
+    source = _json_rows_source([*fields_, key_field], [*names, "new_key"])
     cursor.execute(
         f"UPDATE {table} SET {assignments} FROM ({source}) AS new "
-        f"WHERE {table}.{quote(pk.column)} = new.new_id",
+        f"WHERE {table}.{quote(key_field.column)} = new.new_key{condition}",
         [_json_rows(rows)],
     )
+    return cursor.rowcount
 
 
 def _expression(field, new: str, table: str, expressions: dict[str, str]) -> str:
@@ -200,7 +215,9 @@ def _iso_text(value: datetime | None) -> str | None:
 def _sqlite_datetime(value: datetime | None) -> str | None:
     if value is None:
         return None
-    return str(value.astimezone(UTC).replace(tzinfo=None))
+    if value.tzinfo is not UTC:
+        value = value.astimezone(UTC)
+    return value.isoformat(" ")[: -len("+00:00")]
 
 
 def upsert_rows(

@@ -192,3 +192,44 @@ def test_outcomes_of_deleted_projects_open_nothing(make_project):
     DatabaseResultStore().save([outcome(gone, up=False)])
 
     assert Incident.objects.count() == 0
+
+
+def test_projects_that_stay_down_extend_their_own_incidents(make_project):
+    """Several projects, several failed polls each in one batch: each
+    incident counts its own."""
+    first, second = make_project(failure_threshold=1), make_project(failure_threshold=1)
+    store = DatabaseResultStore()
+    store.save([outcome(p.pk, up=False, at=0) for p in (first, second)])
+
+    store.save(
+        [
+            outcome(first.pk, up=False, at=20, code=502),
+            outcome(first.pk, up=False, at=40, code=504),
+            outcome(second.pk, up=False, at=20, code=500),
+        ]
+    )
+
+    incidents = {i.project_id: i for i in Incident.objects.all()}
+    assert len(incidents) == 2
+    assert incidents[first.pk].failed_polls == 3
+    assert incidents[first.pk].last_error == "expected 200, got 504"
+    assert incidents[second.pk].failed_polls == 2
+    assert incidents[second.pk].last_error == "expected 200, got 500"
+
+
+def test_a_down_project_whose_incident_was_removed_gets_a_new_one(make_project):
+    """Someone deleted the open incident: the next failed poll opens a new
+    one and says so, while the other project's incident goes on."""
+    lost, kept = make_project(failure_threshold=1), make_project(failure_threshold=1)
+    lost.channels.add(make_channel())
+    store = DatabaseResultStore()
+    store.save([outcome(p.pk, up=False, at=0) for p in (lost, kept)])
+    Incident.objects.filter(project=lost).delete()
+
+    store.save([outcome(p.pk, up=False, at=20) for p in (lost, kept)])
+
+    renewed = Incident.objects.get(project=lost)
+    assert renewed.confirmed_at == T0 + timedelta(seconds=20)
+    assert renewed.resolved_at is None
+    assert Incident.objects.get(project=kept).failed_polls == 2
+    assert queued_events(incident=renewed) == [OPENED]

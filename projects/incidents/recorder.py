@@ -41,6 +41,8 @@ def record_incidents(effects: dict[int, Effect], *, at: datetime) -> Ledger:
     """Apply the batch's transitions to incidents and queue their events.
     `at` is the time of the batch's latest poll."""
     moving = {pid: e for pid, e in effects.items() if e.transitions}
+    for project_id in _extend(moving):
+        del moving[project_id]
     ledger = _apply(moving) if moving else Ledger()
     # An opening still held was never sent: drop it before anything could
     # release it, and say nothing more about that incident.
@@ -51,6 +53,48 @@ def record_incidents(effects: dict[int, Effect], *, at: datetime) -> Ledger:
     _queue_openings(ledger.opened, held=cut_off)
     _queue_resolutions(ledger.resolved)
     return ledger
+
+
+def _extend(moving: dict[int, Effect]) -> set[int]:
+    """Count more failed polls on the open incidents of projects that only
+    failed again, in one statement without reading the incidents: most
+    batches, while some projects stay down. Returns those projects; the
+    others, and any whose incident is gone (removed by hand), are left to
+    _apply()."""
+    failing_on = {
+        project_id: effect.transitions
+        for project_id, effect in moving.items()
+        if all(t.change is Change.FAILED for t in effect.transitions)
+    }
+    if not failing_on:
+        return set()
+    rows = [
+        (len(transitions), transitions[-1].poll.error, project_id)
+        for project_id, transitions in failing_on.items()
+    ]
+    with batch_cursor() as cursor:
+        extended = update_rows(
+            cursor,
+            Incident,
+            ["failed_polls", "last_error"],
+            rows,
+            expressions={"failed_polls": "{old} + {new}"},
+            key="project",
+            condition=_OPEN_DOWNTIME,
+        )
+    if extended == len(rows):
+        return set(failing_on)
+    return set(
+        Incident.objects.filter(
+            kind=Incident.Kind.DOWNTIME, resolved_at=None, project_id__in=failing_on
+        ).values_list("project_id", flat=True)
+    )
+
+
+# The project's open downtime incident, for update_rows().
+_OPEN_DOWNTIME = (
+    f"{{table}}.kind = '{Incident.Kind.DOWNTIME}' AND {{table}}.resolved_at IS NULL"
+)
 
 
 def _apply(moving: dict[int, Effect]) -> Ledger:
