@@ -15,7 +15,7 @@ from datetime import datetime
 from functools import reduce
 from operator import or_
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from projects.batch_writes import batch_cursor, datetime_adapter, update_rows
 from projects.incidents import reachability
@@ -84,14 +84,11 @@ def _extend(moving: dict[int, Effect]) -> set[int]:
         )
     if extended == len(rows):
         return set(failing_on)
-    return set(
-        Incident.objects.filter(
-            kind=Incident.Kind.DOWNTIME, resolved_at=None, project_id__in=failing_on
-        ).values_list("project_id", flat=True)
-    )
+    return set(_open_downtime(failing_on).values_list("project_id", flat=True))
 
 
-# The project's open downtime incident, for update_rows().
+# The project's open downtime incident, for update_rows(): _open_downtime()
+# in SQL.
 _OPEN_DOWNTIME = (
     f"{{table}}.kind = '{Incident.Kind.DOWNTIME}' AND {{table}}.resolved_at IS NULL"
 )
@@ -142,10 +139,15 @@ def _save_changes(incidents: Iterable[Incident]) -> None:
 
 
 def _open_incidents(moving: dict[int, Effect]) -> dict[int, Incident]:
-    incidents = Incident.objects.filter(
-        kind=Incident.Kind.DOWNTIME, resolved_at=None, project_id__in=list(moving)
-    ).select_related("project", "acknowledged_by")
+    incidents = _open_downtime(moving).select_related("project", "acknowledged_by")
     return {incident.project_id: incident for incident in incidents}
+
+
+def _open_downtime(project_ids: Iterable[int]) -> QuerySet[Incident]:
+    """The projects' open downtime incidents (_OPEN_DOWNTIME in SQL)."""
+    return Incident.objects.filter(
+        kind=Incident.Kind.DOWNTIME, resolved_at=None, project_id__in=list(project_ids)
+    )
 
 
 def _projects(
