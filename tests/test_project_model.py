@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from django.core.exceptions import ValidationError
@@ -201,3 +203,21 @@ def test_interval_in_seconds_and_words(interval, unit, seconds, display):
     project = Project(interval=interval, interval_unit=unit)
     assert project.interval_seconds == seconds
     assert project.interval_display == display
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("new_url", "kept"),
+    [("https://127.0.0.1:9/moved", True), ("http://127.0.0.1:9/plain", False)],
+)
+def test_a_url_no_longer_on_https_forgets_the_certificate(make_project, new_url, kept):
+    expires = datetime(2027, 3, 1, tzinfo=UTC)
+    project = make_project(url="https://127.0.0.1:9/")
+    Project.objects.filter(pk=project.pk).update(tls_expires_at=expires)
+    project.refresh_from_db()
+
+    project.url = new_url
+    project.save()
+
+    project.refresh_from_db()
+    assert project.tls_expires_at == (expires if kept else None)

@@ -273,6 +273,9 @@ class Project(models.Model):
                 self.ping_key = uuid.uuid4()
             if self.ping_deadline is None:
                 self.restart_heartbeat(timezone.now())
+        if self.tls_expires_at and not self.url.lower().startswith("https://"):
+            # A certificate this project's polls no longer meet.
+            self.tls_expires_at = None
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
