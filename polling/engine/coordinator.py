@@ -17,6 +17,7 @@ from polling.engine import collector, metrics
 from polling.engine import probe as probing
 from polling.engine.config import PollerConfig
 from polling.engine.executor import Executor
+from polling.engine.handoff import TaskQueue
 from polling.engine.pacing import RELOAD_SHARE, Pacer, no_pause
 from polling.engine.scheduler import ReloadSummary, Scheduler, recheck_slots
 from polling.engine.shards import Ownership
@@ -91,7 +92,7 @@ class Coordinator:
         self._reload_lock = threading.Lock()
         self._stopping = threading.Event()
         self._stats = PollStats()
-        self._task_queue: queue.Queue = queue.Queue(config.task_queue_size)
+        self._task_queue: queue.Queue = TaskQueue(config.task_queue_size)
         self._result_queue: queue.Queue = queue.Queue(config.result_queue_size)
         self._scheduler = Scheduler(
             self._task_queue,
