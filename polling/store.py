@@ -260,10 +260,17 @@ class DatabaseResultStore:
         StoreUnavailable when the database cannot be reached; other errors
         (bad data, a bug) pass through."""
         try:
-            with transaction.atomic():
-                if self._fence is not None:
-                    outcomes = self._fence.admit(outcomes)
-                return _save(outcomes)
+            admitted = outcomes
+            try:
+                with transaction.atomic():
+                    admitted = self._admit(outcomes)
+                    return _save(admitted)
+            except _StoredBefore:
+                # The answer to an earlier commit of these outcomes was lost
+                # (a writer process that died, a connection cut) and they
+                # came again. What was stored then counted then.
+                with transaction.atomic():
+                    return _save(self._admit(admitted), only_unstored=True)
         except Exception as error:
             if not is_connection_error(error):
                 raise
@@ -274,15 +281,25 @@ class DatabaseResultStore:
     def close(self) -> None:
         close_connection()
 
+    def _admit(self, outcomes: Sequence[Outcome]) -> Sequence[Outcome]:
+        return outcomes if self._fence is None else self._fence.admit(outcomes)
 
-def _save(outcomes: Sequence[Outcome]) -> int:
+
+class _StoredBefore(Exception):
+    """A batch held results of windows stored already; its transaction is
+    rolled back, so that nothing of them counts twice."""
+
+
+def _save(outcomes: Sequence[Outcome], *, only_unstored: bool = False) -> int:
     outcomes = move_deadlines(outcomes)
     if not outcomes:
         return 0
-    with batch_cursor() as cursor:
+    with batch_cursor() as cursor, batch_cursor() as poll_cursor:
         stored = lock_projects(cursor, [o.project_id for o in outcomes])
         # Projects deleted meanwhile: their outcomes are dropped quietly.
         outcomes = [o for o in outcomes if o.project_id in stored]
+        if only_unstored:
+            outcomes = _unstored(outcomes)
         if not outcomes:
             return 0
         polls = [_poll(o) for o in outcomes]
@@ -290,12 +307,35 @@ def _save(outcomes: Sequence[Outcome]) -> int:
         # Nothing below reads a result: the server writes the polls while
         # the states and rollups are worked out.
         with pipeline(cursor):
-            _insert_results(cursor, outcomes)
+            _insert_results(poll_cursor, outcomes)
             effects = save_states(cursor, polls, stored, in_maintenance=in_maintenance)
             _add_to_rollups(cursor, polls, in_maintenance)
+        # The unique index skipped a poll: the state and rollups above
+        # counted it a second time. Known only now, once the pipeline is
+        # done: it costs the common batch nothing.
+        if poll_cursor.rowcount < len(outcomes):
+            raise _StoredBefore
     record_incidents(effects, at=max(o.started_at for o in outcomes))
     record_certificates(_sightings(outcomes))
     return len(outcomes)
+
+
+def _unstored(outcomes: Sequence[Outcome]) -> list[Outcome]:
+    """The outcomes of windows not stored yet, the first of any window
+    that comes twice."""
+    stored = set(
+        PollResult.objects.filter(
+            project_id__in={o.project_id for o in outcomes},
+            polled_at__in={o.due_at for o in outcomes},
+        ).values_list("project_id", "polled_at")
+    )
+    unstored = []
+    for outcome in outcomes:
+        window = (outcome.project_id, outcome.due_at)
+        if window not in stored:
+            stored.add(window)
+            unstored.append(outcome)
+    return unstored
 
 
 def _sightings(outcomes: Sequence[Outcome]) -> list[Sighting]:

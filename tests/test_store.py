@@ -10,7 +10,7 @@ from django.db import IntegrityError
 from polling.engine.types import Target
 from polling.engine.writer import ResultWriter
 from polling.store import DatabaseResultStore, iter_targets, load_target
-from projects.models import PollResult
+from projects.models import Incident, PollResult
 from projects.rollups import rebuild_rollups
 from tests.factories import rollup_rows
 from tests.outcomes import T0, outcome
@@ -130,10 +130,63 @@ def test_error_messages_are_cut_to_the_column_size(make_project):
 def test_a_second_result_for_a_window_is_dropped(make_project):
     project = make_project()
     store = DatabaseResultStore()
-    store.save([outcome(project.pk, at=0, ms=10), outcome(project.pk, at=0, ms=11)])
-    store.save([outcome(project.pk, at=0, ms=12), outcome(project.pk, at=60, ms=13)])
+    first = store.save(
+        [outcome(project.pk, at=0, ms=10), outcome(project.pk, at=0, ms=11)]
+    )
+    second = store.save(
+        [outcome(project.pk, at=0, ms=12), outcome(project.pk, at=60, ms=13)]
+    )
     saved = PollResult.objects.order_by("polled_at")
     assert list(saved.values_list("response_time_ms", flat=True)) == [10, 13]
+    assert (first, second) == (1, 1)
+    # Counted nowhere else either.
+    kept = rollup_rows()
+    rebuild_rollups()
+    assert kept == rollup_rows()
+    assert sum(row[2] for row in kept) == 2
+
+
+def test_a_batch_saved_again_counts_once(make_project):
+    """The answer to a batch's commit can be lost (the writer process died,
+    the connection was cut) and the batch sent again: its failures must
+    not count twice, or two failed polls would confirm an outage that
+    takes three."""
+    project = make_project(failure_threshold=3)
+    batch = [
+        outcome(project.pk, up=False, at=0, ms=None),
+        outcome(project.pk, up=False, at=60, ms=None),
+    ]
+    store = DatabaseResultStore()
+    assert store.save(batch) == 2
+    assert store.save(batch) == 0
+
+    project.refresh_from_db()
+    assert project.consecutive_failures == 2
+    assert project.state == "pending"  # failing, not confirmed down yet
+    assert not Incident.objects.exists()
+    assert PollResult.objects.count() == 2
+    kept = rollup_rows()
+    rebuild_rollups()
+    assert kept == rollup_rows()
+    assert [row[2:4] for row in kept] == [(2, 2)]  # polls, failures
+
+
+def test_a_batch_partly_saved_before_saves_the_rest_once(make_project):
+    project = make_project(failure_threshold=3)
+    store = DatabaseResultStore()
+    store.save([outcome(project.pk, up=False, at=0, ms=None)])
+    saved = store.save(
+        [
+            outcome(project.pk, up=False, at=0, ms=None),
+            outcome(project.pk, up=False, at=60, ms=None),
+            outcome(project.pk, up=False, at=120, ms=None),
+        ]
+    )
+    assert saved == 2
+    project.refresh_from_db()
+    assert project.consecutive_failures == 3
+    assert project.state == "down"
+    assert Incident.objects.get().failed_polls == 3
 
 
 def test_values_are_stored_exactly_as_given(make_project):
