@@ -6,7 +6,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 
-from polling.engine.scheduler import RELOAD_CHUNK, Scheduler
+from polling.engine.scheduler import DISPATCH_TICK_SECONDS, RELOAD_CHUNK, Scheduler
 from polling.engine.types import Target
 from tests.outcomes import outcome
 from tests.waiting import wait_until
@@ -265,6 +265,24 @@ def test_the_thread_polls_a_project_added_while_running_within_a_second():
         assert task.target.project_id == 1
     finally:
         scheduler.stop(timeout=2)
+
+
+def test_the_thread_sends_polls_due_close_together_in_one_round():
+    """Woken for every due time, the thread took the interpreter lock from
+    the workers thousands of times a second: polls due less than a tick
+    apart go out in one round."""
+    spread = 0.2
+    tasks: queue.Queue = queue.Queue()
+    scheduler = Scheduler(tasks, spread_seconds=spread)
+    scheduler.start()
+    try:
+        # First polls 0.5 ms apart: 400 due times in 0.2 s.
+        scheduler.replace_all(target(pid, interval=3600) for pid in range(1, 401))
+        wait_until(lambda: tasks.qsize() == 400)
+    finally:
+        scheduler.stop(timeout=2)
+    # A slower machine only makes fewer rounds.
+    assert scheduler.rounds <= spread / DISPATCH_TICK_SECONDS + 10
 
 
 def test_an_up_poll_finishes_without_waiting_for_a_dispatch_in_progress():

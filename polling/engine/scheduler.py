@@ -29,6 +29,12 @@ RELOAD_CHUNK = 2000
 # While the leases are not trusted, how often to look again (a renewal
 # wakes the thread at once).
 UNTRUSTED_WAIT_SECONDS = 1.0
+# The thread rests at least this long between rounds, so polls due within
+# it go out together, at most this much late. Woken for every due time, at
+# 5,000 polls/s it woke 5,000 times a second, each time taking the
+# interpreter lock from the workers: runpoller used twice the CPU
+# (docs/BENCHMARKS.md, "Fewer wake-ups").
+DISPATCH_TICK_SECONDS = 0.002
 
 
 def utc_now() -> datetime:
@@ -113,6 +119,7 @@ class Scheduler:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self.dispatched = 0
+        self.rounds = 0  # of the thread: wake-ups that dispatched
         self.skipped_busy = 0
         self.skipped_late = 0
         self.rechecked = 0
@@ -419,4 +426,5 @@ class Scheduler:
             except Exception:
                 logger.exception("Scheduler step failed; carrying on")
                 wait = 1.0
-            self._wakeup.wait(wait)
+            self.rounds += 1
+            self._wakeup.wait(max(wait, DISPATCH_TICK_SECONDS))
