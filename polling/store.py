@@ -310,9 +310,10 @@ def _save(outcomes: Sequence[Outcome], *, only_unstored: bool = False) -> int:
             _insert_results(poll_cursor, outcomes)
             effects = save_states(cursor, polls, stored, in_maintenance=in_maintenance)
             _add_to_rollups(cursor, polls, in_maintenance)
-        # The unique index skipped a poll: the state and rollups above
-        # counted it a second time. Known only now, once the pipeline is
-        # done: it costs the common batch nothing.
+        # Fewer polls went in than were given: the unique index skipped
+        # windows stored already, which the state and rollups above counted
+        # again. Known only once the pipeline is done; the common batch
+        # pays for nothing but reading the count.
         if poll_cursor.rowcount < len(outcomes):
             raise _StoredBefore
     record_incidents(effects, at=max(o.started_at for o in outcomes))

@@ -119,7 +119,7 @@ class Scheduler:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self.dispatched = 0
-        self.rounds = 0  # of the thread: wake-ups that dispatched
+        self.rounds = 0  # the thread's turns: see DISPATCH_TICK_SECONDS
         self.skipped_busy = 0
         self.skipped_late = 0
         self.rechecked = 0
