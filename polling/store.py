@@ -260,7 +260,6 @@ class DatabaseResultStore:
         StoreUnavailable when the database cannot be reached; other errors
         (bad data, a bug) pass through."""
         try:
-            admitted = outcomes
             try:
                 with transaction.atomic():
                     admitted = self._admit(outcomes)
@@ -304,8 +303,8 @@ def _save(outcomes: Sequence[Outcome], *, only_unstored: bool = False) -> int:
             return 0
         polls = [_poll(o) for o in outcomes]
         in_maintenance = maintenance_test(polls)
-        # Nothing below reads a result: the server writes the polls while
-        # the states and rollups are worked out.
+        # Nothing in the pipeline reads a result: the server writes the
+        # polls while the states and rollups are worked out.
         with pipeline(cursor):
             _insert_results(poll_cursor, outcomes)
             effects = save_states(cursor, polls, stored, in_maintenance=in_maintenance)
