@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "projects",
+    "projects.dashboard",
     "polling",
     # After projects, whose qcluster command replaces django-q2's own.
     "django_q",

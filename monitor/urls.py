@@ -8,6 +8,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("poller/", include("polling.urls")),
     path("ping/", include("polling.ping_urls")),
-    path("incidents/", include("projects.incidents.urls")),
-    path("", include("projects.urls")),
+    path("incidents/", include("projects.dashboard.incident_urls")),
+    path("", include("projects.dashboard.urls")),
 ]

@@ -8,9 +8,9 @@ import pytest
 
 from django.template.loader import render_to_string
 
-from projects.queries.ranges import RANGES
-from projects.queries.response_times import Bucket
-from projects.templatetags.charts import (
+from projects.dashboard.queries.ranges import RANGES
+from projects.dashboard.queries.response_times import Bucket
+from projects.dashboard.templatetags.charts import (
     BOTTOM,
     LEFT,
     RIGHT,

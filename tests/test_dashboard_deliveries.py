@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from projects.dashboard.queries.deliveries import recent_deliveries
 from projects.notifications.config import DeliveryConfig
 from projects.notifications.delivery import deliver_due
-from projects.queries.deliveries import recent_deliveries
 
 
 def test_the_project_page_lists_its_delivery_attempts(

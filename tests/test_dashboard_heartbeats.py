@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from projects.queries.heartbeats import Heartbeat, latest_polls
-from projects.templatetags.dashboard import heartbeat_strip
+from projects.dashboard.queries.heartbeats import Heartbeat, latest_polls
+from projects.dashboard.templatetags.dashboard import heartbeat_strip
 
 NOW = datetime(2026, 11, 22, 12, 30, tzinfo=UTC)
 

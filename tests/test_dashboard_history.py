@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from projects.queries.history import poll_history
+from projects.dashboard.queries.history import poll_history
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from projects.dashboard.queries.outages import Outage, recent_outages
 from projects.models import HourlyRollup, PollResult, Status
-from projects.queries.outages import Outage, recent_outages
 
 pytestmark = pytest.mark.django_db
 

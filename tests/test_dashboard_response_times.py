@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from projects.dashboard.queries.ranges import RANGES
+from projects.dashboard.queries.response_times import Bucket, response_time_buckets
 from projects.models import PollResult
-from projects.queries.ranges import RANGES
-from projects.queries.response_times import Bucket, response_time_buckets
 
 pytestmark = pytest.mark.django_db
 

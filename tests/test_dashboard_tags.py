@@ -9,8 +9,13 @@ import pytest
 from django.template import Context, Template
 from django.test import RequestFactory
 
-from projects.queries.uptime import Uptime
-from projects.templatetags.dashboard import duration, percent, state_label, uptime_class
+from projects.dashboard.queries.uptime import Uptime
+from projects.dashboard.templatetags.dashboard import (
+    duration,
+    percent,
+    state_label,
+    uptime_class,
+)
 
 
 @pytest.mark.parametrize(

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from polling.store import DatabaseResultStore
+from projects.dashboard.queries.ranges import OVERVIEW_RANGES, RANGES
+from projects.dashboard.queries.uptime import Uptime, uptime_by_project
 from projects.housekeeping.compaction import compact_rollups
 from projects.housekeeping.retention import prune_results
 from projects.models import DailyRollup, HourlyRollup, MaintenanceWindow, PollResult
-from projects.queries.ranges import OVERVIEW_RANGES, RANGES
-from projects.queries.uptime import Uptime, uptime_by_project
 from tests.outcomes import T0, outcome
 
 pytestmark = pytest.mark.django_db

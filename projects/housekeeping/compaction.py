@@ -5,7 +5,7 @@ Days are compacted oldest first, each in its own transaction, from the
 newest day already compacted (again, for polls written late) up to
 yesterday. The newest compacted day is also the dashboard's boundary:
 days up to it are read from DailyRollup, later ones from HourlyRollup
-(projects.queries.sources). So hourly rows are only removed before that
+(projects.dashboard.queries.sources). So hourly rows are only removed before that
 boundary, and the dashboard never finds a day in neither table.
 """
 

@@ -3,7 +3,7 @@
 The database does the bucketing: each bucket is an integer division of the
 poll's epoch seconds, and carries the average and maximum response time and
 the number of failed polls. Ranges of whole days add up daily and hourly
-rollups (projects.queries.sources) bucket by bucket.
+rollups (projects.dashboard.queries.sources) bucket by bucket.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 from django.db.models import Avg, Count, FloatField, Max, Q, QuerySet, Sum
 from django.db.models.functions import Cast, NullIf
 
+from projects.dashboard.queries.functions import EpochSeconds
+from projects.dashboard.queries.ranges import TimeRange
+from projects.dashboard.queries.sources import daily_part, daily_until, hourly_part
 from projects.models import DailyRollup, HourlyRollup, PollResult, Status
-from projects.queries.functions import EpochSeconds
-from projects.queries.ranges import TimeRange
-from projects.queries.sources import daily_part, daily_until, hourly_part
 from projects.rollups import rollup_hour
 
 # PollResult's phase columns, in the order a poll goes through them.

@@ -18,8 +18,8 @@ from datetime import UTC, datetime, timedelta
 from django import template
 from django.utils import timezone
 
-from projects.queries.ranges import DAY, TimeRange
-from projects.queries.response_times import Bucket
+from projects.dashboard.queries.ranges import DAY, TimeRange
+from projects.dashboard.queries.response_times import Bucket
 
 register = template.Library()
 

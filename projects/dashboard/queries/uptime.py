@@ -2,7 +2,7 @@
 
 Whole days come from the daily rollups, whole hours from the hourly ones,
 and only the part of the range before its first whole hour from raw polls
-(projects.queries.sources says which is where), so a 30-day uptime reads
+(projects.dashboard.queries.sources says which is where), so a 30-day uptime reads
 about 30 daily and 48 hourly rollup rows and at most an hour of polls per
 project, and a year the same plus 335 daily rows.
 
@@ -22,10 +22,10 @@ from operator import or_
 
 from django.db.models import Count, Q, Sum
 
+from projects.dashboard.queries.ranges import TimeRange, ceil_hour
+from projects.dashboard.queries.sources import daily_part, daily_until, hourly_part
 from projects.maintenance import MaintenanceSchedule
 from projects.models import DailyRollup, HourlyRollup, PollResult, Status
-from projects.queries.ranges import TimeRange, ceil_hour
-from projects.queries.sources import daily_part, daily_until, hourly_part
 
 COUNTS = ("polls", "failures", "maintenance_polls", "maintenance_failures")
 

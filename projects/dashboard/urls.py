@@ -1,6 +1,6 @@
 from django.urls import path
 
-from projects import views
+from projects.dashboard import views
 
 app_name = "dashboard"
 urlpatterns = [

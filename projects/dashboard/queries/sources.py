@@ -24,8 +24,8 @@ from datetime import datetime, timedelta
 
 from django.db.models import Max, Q
 
+from projects.dashboard.queries.ranges import ceil_day, ceil_hour
 from projects.models import DailyRollup
-from projects.queries.ranges import ceil_day, ceil_hour
 from projects.rollups import utc_midnight
 
 

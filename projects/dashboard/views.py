@@ -1,7 +1,7 @@
 """The dashboard: every project at a glance, and one project in depth.
 
 Both pages are read-only and cost a fixed number of queries however many
-projects or polls there are; the queries live in projects.queries.
+projects or polls there are; the queries live in projects.dashboard.queries.
 """
 
 from __future__ import annotations
@@ -16,19 +16,24 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.gzip import gzip_page
 
+from projects.dashboard.banners import monitor_banners
+from projects.dashboard.queries.certificates import expiring_certificates
+from projects.dashboard.queries.deliveries import DELIVERIES_SHOWN, recent_deliveries
+from projects.dashboard.queries.heartbeats import latest_polls
+from projects.dashboard.queries.history import poll_history
+from projects.dashboard.queries.incidents import project_incidents
+from projects.dashboard.queries.outages import OUTAGES_SHOWN, recent_outages
+from projects.dashboard.queries.overview import (
+    State,
+    project_list,
+    state_counts,
+    with_state,
+)
+from projects.dashboard.queries.ranges import DEFAULT_RANGE, OVERVIEW_RANGES, RANGES
+from projects.dashboard.queries.response_times import response_time_buckets
+from projects.dashboard.queries.uptime import Uptime, maintenance_for, uptime_by_project
 from projects.maintenance import MaintenanceSchedule
 from projects.models import PollResult, Project, Status
-from projects.monitor_health import monitor_banners
-from projects.queries.certificates import expiring_certificates
-from projects.queries.deliveries import DELIVERIES_SHOWN, recent_deliveries
-from projects.queries.heartbeats import latest_polls
-from projects.queries.history import poll_history
-from projects.queries.incidents import project_incidents
-from projects.queries.outages import OUTAGES_SHOWN, recent_outages
-from projects.queries.overview import State, project_list, state_counts, with_state
-from projects.queries.ranges import DEFAULT_RANGE, OVERVIEW_RANGES, RANGES
-from projects.queries.response_times import response_time_buckets
-from projects.queries.uptime import Uptime, maintenance_for, uptime_by_project
 
 PROJECTS_PER_PAGE = 50
 

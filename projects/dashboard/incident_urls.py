@@ -1,6 +1,6 @@
 from django.urls import path
 
-from projects.incidents import views
+from projects.dashboard import incidents as views
 
 app_name = "incidents"
 urlpatterns = [

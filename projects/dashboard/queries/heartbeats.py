@@ -13,8 +13,8 @@ from datetime import datetime
 
 from django.db import connection
 
+from projects.dashboard.queries.functions import aware_datetime
 from projects.models import PollResult, Status
-from projects.queries.functions import aware_datetime
 
 HEARTBEATS = 50
 # `up` is the status column, a boolean (see StatusField).

@@ -11,11 +11,11 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from projects import project_rules
+from projects.dashboard.queries.heartbeats import HEARTBEATS, Heartbeat
+from projects.dashboard.queries.outages import Outage
+from projects.dashboard.queries.overview import State
+from projects.dashboard.queries.uptime import Uptime
 from projects.models import Incident, Project, Status
-from projects.queries.heartbeats import HEARTBEATS, Heartbeat
-from projects.queries.outages import Outage
-from projects.queries.overview import State
-from projects.queries.uptime import Uptime
 
 register = template.Library()
 

@@ -24,8 +24,8 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import connection
 
+from projects.dashboard.queries.functions import aware_datetime
 from projects.models import HourlyRollup, PollResult
-from projects.queries.functions import aware_datetime
 
 OUTAGES_SHOWN = 50
 # Stands in for "no up poll before": compares below every real poll.
