@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from django.contrib import admin, messages
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
@@ -13,7 +13,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from projects.forms import ProjectForm
-from projects.models import HousekeepingRun, PollResultRow, Project
+from projects.models import HousekeepingRun, PollResultRow, Project, Tag
 from projects.signals import projects_bulk_changed
 
 RECENT_RESULTS_SHOWN = 20
@@ -56,8 +56,9 @@ class ProjectAdmin(admin.ModelAdmin):
         "last_polled_at",
         "response_time_column",
     ]
-    list_filter = ["enabled", "state", "kind", "method"]
+    list_filter = ["enabled", "state", "kind", "method", "tags"]
     search_fields = ["name", "url"]
+    filter_horizontal = ["tags"]
     actions = ["enable_projects", "disable_projects"]
     readonly_fields = [
         "ping_url",
@@ -71,7 +72,7 @@ class ProjectAdmin(admin.ModelAdmin):
         "recent_results",
     ]
     fieldsets = [
-        (None, {"fields": ["name", "kind", "enabled", "ping_url"]}),
+        (None, {"fields": ["name", "kind", "enabled", "tags", "ping_url"]}),
         (
             "Request",
             {
@@ -325,6 +326,19 @@ class HousekeepingRunAdmin(admin.ModelAdmin):
         self, request: HttpRequest, obj: HousekeepingRun | None = None
     ) -> bool:
         return False
+
+
+@admin.register(Tag)
+class TagAdmin(admin.ModelAdmin):
+    list_display = ["name", "color", "project_count"]
+    search_fields = ["name"]
+
+    def get_queryset(self, request: HttpRequest):
+        return super().get_queryset(request).annotate(project_count=Count("projects"))
+
+    @admin.display(description="projects", ordering="project_count")
+    def project_count(self, tag: Tag) -> int:
+        return tag.project_count
 
 
 # Maintenance windows, channels, the outbox and the delivery log.

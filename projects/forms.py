@@ -44,6 +44,7 @@ class ProjectForm(forms.ModelForm):
         fields = [
             "name",
             "kind",
+            "tags",
             "url",
             "method",
             "headers",

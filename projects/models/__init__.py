@@ -27,6 +27,7 @@ from projects.models.results import (
     PollResult,
     PollResultRow,
 )
+from projects.models.tags import Tag
 
 __all__ = [
     "DEFAULT_INTERVAL",
@@ -51,4 +52,5 @@ __all__ = [
     "Project",
     "ShardLease",
     "Status",
+    "Tag",
 ]

@@ -228,6 +228,7 @@ class Project(models.Model):
     # Heartbeat projects: the secret part of the ping URL, and when the next
     # ping is due at the latest (kept by the writer: a ping moves it to its
     # time + interval + grace, a missed one moves it on by an interval).
+    tags = models.ManyToManyField("projects.Tag", blank=True, related_name="projects")
     ping_key = models.UUIDField(unique=True, null=True, blank=True, editable=False)
     ping_deadline = models.DateTimeField(null=True, blank=True, editable=False)
     # The incident state machine's memory (projects/incidents/machine.py),
