@@ -11,7 +11,7 @@ Run it from the repository root:
 
     .venv/bin/python bench/bench_dashboard.py              # seed, then time
     .venv/bin/python bench/bench_dashboard.py --keep       # reuse the seed
-    .venv/bin/python bench/bench_dashboard.py --append docs/BENCHMARKS.md
+    .venv/bin/python bench/bench_dashboard.py --publish    # a file in docs/benchmarks/
     .venv/bin/python bench/bench_dashboard.py --drop       # remove the DB
 
 PG_URL (default postgres://postgres@127.0.0.1:5432) chooses the server.
@@ -31,6 +31,7 @@ from pathlib import Path
 
 import psycopg
 from harness import markdown_table
+from run_logs import publish_run
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "monitor_bench_dashboard"
@@ -63,6 +64,8 @@ def main() -> None:
     if args.append:
         with Path(args.append).open("a") as file:
             file.write(f"\n{report}")
+    if args.publish:
+        print(f"Published: {publish_run('dashboard', report)}")
 
 
 def parse_args() -> argparse.Namespace:
@@ -70,6 +73,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", help="reuse a seeded DB")
     parser.add_argument("--drop", action="store_true", help="drop the DB and stop")
     parser.add_argument("--append", metavar="FILE", help="append the report here")
+    parser.add_argument(
+        "--publish",
+        action="store_true",
+        help="write the report as a new run log in docs/benchmarks/",
+    )
     return parser.parse_args()
 
 

@@ -29,8 +29,9 @@ backends serving the database.
                     other work on the shared machine shows as spread; the
                     verdicts take each run's least CPU per poll
 
-It prints the tables and inserts them, with the command and the commit,
-into docs/BENCHMARKS.md above the fleet results marker. PG_URL (default
+It prints the tables and publishes them, with the command and the commit,
+as a run log of its own, docs/benchmarks/<date>-fleet-<HHMM>.md
+(bench/run_logs.py); --append FILE adds them to FILE instead. PG_URL (default
 postgres://postgres@127.0.0.1:5432) chooses the server, BENCH_DB_SUFFIX
 names the databases (monitor_bench_fleet_*_<suffix>).
 """
@@ -62,10 +63,10 @@ from harness import (
 from nginx import NginxTarget
 from poller_run import PollerReport, PollerRun
 from report import publish
+from run_logs import publish_run
 from runs import Targets, prepare
 from scenarios import Scenario
 
-DOCS = ROOT / "docs" / "BENCHMARKS.md"
 MARKER = "<!-- fleet-results: bench/bench_fleet.py inserts new runs above -->"
 SUFFIX = os.environ.get("BENCH_DB_SUFFIX", "fleet")
 PG_URL = os.environ.get("PG_URL", "postgres://postgres@127.0.0.1:5432") + "/postgres"
@@ -141,8 +142,10 @@ def main() -> None:
             parts["load"] = measure_part(args, args.load, COORDINATION, nginx)
     text = section(args, parts)
     print(f"\n{text}")
-    if args.append or not args.quick:
-        publish(Path(args.append or DOCS), text, marker=MARKER)
+    if args.append:
+        publish(Path(args.append), text, marker=MARKER)
+    elif not args.quick:
+        print(f"Published: {publish_run('fleet', text).relative_to(ROOT)}")
 
 
 def parse_args() -> argparse.Namespace:
@@ -151,7 +154,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="a short smoke run")
     parser.add_argument("--warmup", type=float, default=20, help="seconds")
     parser.add_argument("--measure", type=float, default=40, help="seconds")
-    parser.add_argument("--append", metavar="FILE", help=f"default {DOCS}")
+    parser.add_argument(
+        "--append",
+        metavar="FILE",
+        help="add the report to FILE instead of a new run log in docs/benchmarks/",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="rounds of runs")
     args = parser.parse_args()
     divisor = 5 if args.quick else 1

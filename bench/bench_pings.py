@@ -12,7 +12,7 @@ behind shows it in the numbers (no coordinated omission).
 
     .venv/bin/python bench/bench_pings.py                     # 200/s, 60 s
     .venv/bin/python bench/bench_pings.py --rate 400 --duration 30
-    .venv/bin/python bench/bench_pings.py --append docs/BENCHMARKS.md
+    .venv/bin/python bench/bench_pings.py --publish    # a file in docs/benchmarks/
 
 PG_URL (default postgres://postgres@127.0.0.1:5432) chooses the server.
 """
@@ -33,6 +33,7 @@ from pathlib import Path
 
 import psycopg
 from harness import markdown_table, percentile_ms
+from run_logs import publish_run
 
 ROOT = Path(__file__).resolve().parent.parent
 SUFFIX = os.environ.get("BENCH_DB_SUFFIX", "checks")
@@ -63,6 +64,8 @@ def main() -> None:
     if args.append:
         with Path(args.append).open("a") as file:
             file.write(f"\n{report}")
+    if args.publish:
+        print(f"Published: {publish_run('pings', report)}")
 
 
 def parse_args() -> argparse.Namespace:
@@ -80,6 +83,11 @@ def parse_args() -> argparse.Namespace:
         help="threads per worker, through GUNICORN_CMD_ARGS (0: the Procfile's)",
     )
     parser.add_argument("--append", metavar="FILE", help="append the report here")
+    parser.add_argument(
+        "--publish",
+        action="store_true",
+        help="write the report as a new run log in docs/benchmarks/",
+    )
     return parser.parse_args()
 
 

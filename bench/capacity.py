@@ -8,15 +8,16 @@ hanging requests) on 127.0.0.1, then for each database runs every scenario
 in a fresh copy of a migrated database: `manage.py runpoller` against N
 projects, the seed-style naive poller, and the result writer alone; once,
 the bare httpx loop. It prints a markdown table and the verdicts against
-issue #6's targets, and appends them to docs/BENCHMARKS.md.
+issue #6's targets, and publishes them as a run log of its own,
+docs/benchmarks/<date>-capacity-<HHMM>.md (bench/run_logs.py).
 
     --only fast-30k,sat     run the scenarios named, or starting with these
     --quick                 a smoke run: N / 20, intervals / 6, 15 s windows;
-                            nothing is appended unless --append is given
+                            nothing is published unless --append is given
     --duration S            measured seconds per scenario, except where the
                             window is part of the target (scale-300k: 300 s)
 
-See docs/BENCHMARKS.md ("Capacity") for what each column means. A full run
+See docs/benchmarks/capacity-method.md for what each column means. A full run
 takes about 40 minutes per database; run it on a quiet machine.
 """
 
@@ -47,10 +48,10 @@ from harness import (
 )
 from nginx import NginxTarget
 from report import Result, publish, section
+from run_logs import publish_run
 from runs import Targets, run_bare, run_engine, run_naive, run_writer
 from scenarios import Scenario, pick
 
-DOCS = ROOT / "docs" / "BENCHMARKS.md"
 # BENCH_DB_SUFFIX keeps the databases of people benchmarking side by side
 # apart.
 _SUFFIX = (
@@ -81,8 +82,10 @@ def main() -> None:
     print(f"\n{text}")
     if args.json:
         Path(args.json).write_text(json.dumps(raw(results, writer), indent=1))
-    if args.append or not args.quick:
-        publish(Path(args.append or DOCS), text)
+    if args.append:
+        publish(Path(args.append), text)
+    elif not args.quick:
+        print(f"Published: {publish_run('capacity', text).relative_to(ROOT)}")
 
 
 def parse_args() -> argparse.Namespace:
@@ -96,7 +99,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="a short smoke run")
     parser.add_argument("--duration", type=float, help="measured seconds, each")
     parser.add_argument("--nginx-workers", type=int, default=1)
-    parser.add_argument("--append", metavar="FILE", help=f"default {DOCS}")
+    parser.add_argument(
+        "--append",
+        metavar="FILE",
+        help="add the report to FILE instead of a new run log in docs/benchmarks/",
+    )
     parser.add_argument("--json", metavar="FILE", help="also save raw numbers")
     args = parser.parse_args()
     default = os.environ.get("DATABASE_URL") or "sqlite"

@@ -1,5 +1,5 @@
 """The capacity benchmark's results: the markdown table, the checks against
-issue #6's targets, and the section appended to docs/BENCHMARKS.md."""
+issue #6's targets, and the section published for each run."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from harness import markdown_table
 from scenarios import Scenario
 
-# The harness inserts each run's section just above this line.
+# `--append FILE` inserts a run's section just above this line when FILE has it.
 RESULTS_MARKER = "<!-- capacity-results: bench/capacity.py inserts new runs above -->"
 LAG_LIMIT_MS = 1000
 RSS_LIMIT_MB = 300
