@@ -1,0 +1,323 @@
+"""The README's screenshots, made again from demo data:
+
+    .venv/bin/python bench/screenshots.py            # writes docs/images/*.png
+
+Builds a fresh SQLite database in a temporary folder (migrated, then a
+week of polls of a few demo projects: one down now with its incident open,
+one that had outages, one paused, one waiting for its first poll, one
+certificate close to expiry), starts gunicorn on a free 127.0.0.1 port
+against it, logs in with a throwaway admin user and photographs the
+dashboard and a project page with Debian's headless chromium
+(/usr/bin/chromium) through Playwright. Nothing outside 127.0.0.1 is
+contacted and the repository's own database is not touched.
+
+The demo data is made with the ORM before Playwright starts (its event
+loop makes Django refuse ORM calls), rollups by rebuild_rollups(), as the
+poller's writer would have kept them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+IMAGES = ROOT / "docs" / "images"
+CHROMIUM = Path("/usr/bin/chromium")
+USERNAME = "demo"
+PASSWORD = "demo-screenshots-only"
+DAYS = 7
+# The browser's flags, as in tests/test_browser_dashboard.py.
+LAUNCH_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=IMAGES, help="folder for PNGs")
+    parser.add_argument("--width", type=int, default=1280)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="monitor-screens-") as folder:
+        env = demo_environment(Path(folder))
+        os.environ.update(env)
+        run_manage(["migrate", "--noinput", "-v", "0"], env)
+        run_manage(["collectstatic", "--noinput", "-v", "0"], env)
+        project_id = seed()
+        port = free_port()
+        with Gunicorn(port, env):
+            wait_until_serving(port)
+            shoot(f"http://127.0.0.1:{port}", project_id, args.out, args.width)
+    for name in ("dashboard.png", "project.png"):
+        print(f"wrote {(args.out / name).relative_to(ROOT)}")
+
+
+def demo_environment(folder: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{folder / 'demo.sqlite3'}",
+        "SECRET_KEY": "demo-screenshots-only-" + "x" * 40,
+        "DEBUG": "false",
+        "HTTPS": "false",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "ENV_FILE": str(folder / "no.env"),  # ignore the developer's .env
+        "DJANGO_SETTINGS_MODULE": "monitor.settings",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+def run_manage(arguments: list[str], env: dict[str, str]) -> None:
+    subprocess.run(
+        [sys.executable, "manage.py", *arguments], cwd=ROOT, env=env, check=True
+    )
+
+
+# Demo data -------------------------------------------------------------------
+
+
+def seed() -> int:
+    """Demo projects with a week of polls; returns the id of the project
+    whose page is photographed."""
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.db import connections
+    from django.utils import timezone
+
+    from projects.models import Incident, NotificationChannel, PollerNode
+
+    get_user_model().objects.create_superuser(USERNAME, password=PASSWORD)
+    now = timezone.now().replace(second=0, microsecond=0)
+    NotificationChannel.objects.create(
+        name="on-call webhook",
+        kind="webhook",
+        url="https://hooks.example.com/uptime",
+        secret="whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        is_default=True,
+    )
+    PollerNode.objects.create(
+        name="demo-poller",
+        host="127.0.0.1",
+        pid=os.getpid(),
+        started_at=now - timedelta(days=DAYS),
+        last_seen_at=timezone.now(),
+    )
+    rng = random.Random(27)
+    week = DAYS * 24 * 60
+    checkout = add_project("checkout-api", "https://shop.example.com/api/health")
+    history(checkout, now, rng, base_ms=85, outages=[])
+    payments = add_project("payments", "https://payments.example.com/health")
+    payment_outages = [(3000, 25), (week - 190, 14)]
+    history(payments, now, rng, base_ms=140, outages=payment_outages)
+    for start, length in payment_outages:
+        resolved_incident(payments, now, start, length)
+    search = add_project("search", "https://search.example.com/ready")
+    history(search, now, rng, base_ms=210, outages=[(week - 7, 7)])
+    Incident.objects.create(
+        project=search,
+        started_at=now - timedelta(minutes=6),
+        confirmed_at=now - timedelta(minutes=4),
+        first_error="expected 200-299, got 503",
+        last_error="timed out after 10 s",
+        failed_polls=7,
+    )
+    status_page = add_project("status-page", "https://status.example.com/")
+    history(status_page, now, rng, base_ms=45, outages=[])
+    Incident.objects.create(
+        project=status_page,
+        kind=Incident.Kind.CERTIFICATE,
+        started_at=now - timedelta(hours=3),
+        confirmed_at=now - timedelta(hours=3),
+        first_error="certificate expires in 9 days",
+        last_error="certificate expires in 9 days",
+        certificate_expires_at=now + timedelta(days=9, hours=4),
+    )
+    database = add_project("orders-db", "tcp://db.example.com:5432")
+    history(database, now, rng, base_ms=3, outages=[(6000, 4)])
+    resolved_incident(database, now, 6000, 4)
+    legacy = add_project("legacy-admin", "https://old.example.com/", enabled=False)
+    history(legacy, now - timedelta(days=2), rng, base_ms=320, outages=[], days=3)
+    add_project("new-service", "https://new.example.com/health")
+    connections.close_all()
+    return payments.pk
+
+
+def resolved_incident(project, end, start: int, length: int) -> None:
+    """The incident of an outage that history() wrote: `start` minutes
+    after the week began, `length` failed polls, confirmed at the third."""
+    from projects.models import Incident
+
+    began = end - timedelta(minutes=DAYS * 24 * 60 - 1 - start)
+    Incident.objects.create(
+        project=project,
+        started_at=began,
+        confirmed_at=began + timedelta(minutes=2),
+        resolved_at=began + timedelta(minutes=length),
+        first_error="timed out after 10 s",
+        last_error="expected 200-299, got 503",
+        failed_polls=length,
+    )
+
+
+def add_project(name: str, url: str, **fields):
+    from projects.models import Project
+
+    project = Project(
+        name=name, url=url, interval=60, interval_unit="seconds", **fields
+    )
+    project.full_clean()
+    project.save()
+    return project
+
+
+def history(project, end, rng, *, base_ms, outages, days=DAYS) -> None:
+    """One poll a minute for `days` up to `end`; `outages` are (minute from
+    the start, length in minutes) runs of failed polls. Response times
+    follow the hour of the day, with noise and a few slow spikes."""
+    from projects.models import PollResult, Status
+    from projects.rollups import rebuild_rollups
+
+    minutes = days * 24 * 60
+    down = set()
+    for start, length in outages:
+        down.update(range(start, start + length))
+    polls = []
+    for minute in range(minutes):
+        polled_at = end - timedelta(minutes=minutes - 1 - minute)
+        if minute in down:
+            polls.append(
+                PollResult(
+                    project=project,
+                    polled_at=polled_at,
+                    status=Status.DOWN,
+                    status_code=503 if minute % 3 else None,
+                    response_time_ms=None if minute % 3 == 0 else base_ms * 4,
+                    error_message=(
+                        "expected 200-299, got 503"
+                        if minute % 3
+                        else "timed out after 10 s"
+                    ),
+                )
+            )
+            continue
+        daily = 1 + 0.35 * math.sin(2 * math.pi * (polled_at.hour + 6) / 24)
+        spike = 6 if rng.random() < 0.004 else 1
+        ms = max(1, int(base_ms * daily * spike * rng.uniform(0.8, 1.25)))
+        polls.append(
+            PollResult(
+                project=project,
+                polled_at=polled_at,
+                status=Status.UP,
+                status_code=None if project.url.startswith("tcp://") else 200,
+                response_time_ms=ms,
+            )
+        )
+    PollResult.objects.bulk_create(polls, batch_size=2000)
+    latest = polls[-1]
+    project.last_polled_at = latest.polled_at
+    project.last_status = latest.status
+    project.last_status_code = latest.status_code
+    project.last_response_time_ms = latest.response_time_ms
+    project.state = latest.status
+    project.consecutive_failures = 0 if latest.status == Status.UP else 7
+    project.save()
+    rebuild_rollups(project_ids=[project.pk])
+
+
+# The server and the browser --------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Gunicorn:
+    """gunicorn serving the demo database, for a `with` block."""
+
+    def __init__(self, port: int, env: dict[str, str]) -> None:
+        self.command = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "monitor.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "1",
+        ]
+        self.env = env
+
+    def __enter__(self) -> subprocess.Popen:
+        self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.env)
+        return self.process
+
+    def __exit__(self, *exc) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def wait_until_serving(port: int, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/", timeout=2)
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def shoot(base: str, project_id: int, out: Path, width: int) -> None:
+    from playwright.sync_api import sync_playwright
+
+    out.mkdir(parents=True, exist_ok=True)
+    with (
+        tempfile.TemporaryDirectory() as profile,
+        sync_playwright() as playwright,
+    ):
+        context = playwright.chromium.launch_persistent_context(
+            profile,
+            executable_path=str(CHROMIUM),
+            args=LAUNCH_ARGS,
+            viewport={"width": width, "height": 800},
+            device_scale_factor=1,
+            color_scheme="light",
+        )
+        page = context.new_page()
+        page.goto(f"{base}/admin/login/?next=/")
+        page.fill("#id_username", USERNAME)
+        page.fill("#id_password", PASSWORD)
+        page.click("input[type=submit]")
+        page.wait_for_url(f"{base}/")
+        page.screenshot(path=out / "dashboard.png", full_page=True)
+        page.goto(f"{base}/projects/{project_id}/?range=7d")
+        # The top of the page: uptime, the chart, incidents and outages.
+        page.set_viewport_size({"width": width, "height": 1180})
+        page.screenshot(path=out / "project.png")
+        context.close()
+
+
+if __name__ == "__main__":
+    main()
