@@ -1,7 +1,7 @@
 """Settings for the uptime monitor.
 
 Everything comes from the environment, or from a `.env` file beside
-manage.py when there is one. README.md lists every variable and its default.
+manage.py when there is one. docs/configuration.md lists every variable and its default.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ an entry to every index of the table (four on projects); with room on the
 same page, and no indexed column changed, the update is HOT: no index is
 touched. With the default fillfactor of 100 only 6 % of the project
 updates were HOT; at 50 (projects) and 70 (hourly rollups) 98 % and 76 %,
-and the writer saves about 16 % more polls a second (docs/BENCHMARKS.md).
+and the writer saves about 16 % more polls a second (docs/benchmarks/2026-11-24-writer-ceiling.md).
 Pages written before this keep their rows until a row's next update moves
 it.
 """
