@@ -57,11 +57,15 @@ def state_counts(*, maintained: Maintained = ()) -> dict[str, int]:
 
 
 def project_list(
-    *, search: str = "", state: str = "", maintained: Maintained = ()
+    *, search: str = "", state: str = "", tag: str = "", maintained: Maintained = ()
 ) -> QuerySet[Project]:
-    """Projects matching a search on name or URL, down ones first, then
-    pending ones."""
+    """Projects matching a search on name or URL (and carrying `tag`, when
+    given), down ones first, then pending ones; their tags come in one
+    more query for the whole page."""
     projects = with_state(Project.objects.all(), maintained=maintained)
+    projects = projects.prefetch_related("tags")
+    if tag:
+        projects = projects.filter(tags__name=tag)
     if search:
         projects = projects.filter(Q(name__icontains=search) | Q(url__icontains=search))
     if state in State.values:
