@@ -388,3 +388,55 @@ def test_a_file_of_the_wrong_shape_is_an_error(tmp_path, text, message):
         run_import(write(tmp_path, text))
 
     assert message in str(caught.value)
+
+
+def test_a_heartbeat_left_at_the_default_threshold_gets_the_admins_1(tmp_path):
+    text = (
+        "version: 1\nprojects:\n"
+        "- name: nightly\n  kind: heartbeat\n"
+        "- name: weekly\n  kind: heartbeat\n  failure_threshold: 3\n"
+    )
+
+    run_import(write(tmp_path, text))
+
+    assert Project.objects.get(name="nightly").failure_threshold == 1
+    assert Project.objects.get(name="weekly").failure_threshold == 3
+    assert run_import(write(tmp_path, text)) == "no changes"
+
+
+class FakeFleet:
+    synced: list[int] = []
+
+    def sync_project(self, project_id: int) -> bool:
+        self.synced.append(project_id)
+        return True
+
+    def reload(self) -> bool:
+        self.synced.append(0)
+        return True
+
+
+def test_the_poller_hears_of_each_changed_project_after_the_commit(
+    estate, tmp_path, monitor_fleet, django_capture_on_commit_callbacks
+):
+    document = yaml.safe_load(edited(export(), "projects", "api", interval=45))
+    document["projects"] = [p for p in document["projects"] if p["name"] != "postgres"]
+    document["projects"].append({"name": "shop", "url": "http://127.0.0.1:9/"})
+    path = write(tmp_path, dump(document))
+    Project.objects.filter(name="postgres").update(enabled=True)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        run_import(path, "--prune")
+        assert monitor_fleet.synced == []  # nothing before the commit
+
+    ids = dict(Project.objects.values_list("name", "pk"))
+    assert sorted(monitor_fleet.synced) == sorted(
+        [ids["api"], ids["shop"], ids["postgres"]]
+    )
+
+
+@pytest.fixture
+def monitor_fleet(monkeypatch):
+    FakeFleet.synced = []
+    monkeypatch.setattr("polling.receivers.FleetClient", FakeFleet)
+    return FakeFleet
