@@ -194,6 +194,7 @@ def test_it_filters_by_tag(admin_client, make_project):
 
     assert names(response) == ["billing", "shop"]
     assert "Tagged “web”" in response.content.decode()
+    assert {v: n for v, _, n in response.context["counts"]}["waiting"] == 2
 
 
 def test_an_unknown_tag_shows_no_projects_and_says_so(admin_client, make_project):

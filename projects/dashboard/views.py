@@ -52,7 +52,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     projects = project_list(search=search, state=state, tag=tag, maintained=maintained)
     page = Paginator(projects, PROJECTS_PER_PAGE).get_page(request.GET.get("page"))
     _add_uptime_and_heartbeats(page.object_list, now, maintenance)
-    counts = state_counts(maintained=maintained)
+    counts = state_counts(maintained=maintained, tag=tag)
     context = {
         "page": page,
         "counts": [(s.value, s.label, counts[s]) for s in State],

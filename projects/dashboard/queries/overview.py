@@ -43,10 +43,12 @@ def with_state(
     return projects.annotate(display_state=Case(*whens, default=F("state")))
 
 
-def state_counts(*, maintained: Maintained = ()) -> dict[str, int]:
-    """How many projects are in each state, zeros included."""
+def state_counts(*, maintained: Maintained = (), tag: str = "") -> dict[str, int]:
+    """How many projects (carrying `tag`, when given) are in each state,
+    zeros included."""
+    projects = Project.objects.filter(tags__name=tag) if tag else Project.objects
     rows = (
-        with_state(Project.objects.all(), maintained=maintained)
+        with_state(projects.all(), maintained=maintained)
         .values("display_state")
         .annotate(count=Count("id"))
         .order_by()
