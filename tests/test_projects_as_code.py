@@ -268,6 +268,14 @@ INVALID = [
         "The end must come after the start.",
     ),
     ("projects", "api", {"interval": "10"}, "interval", "Expected a whole number."),
+    (
+        "projects",
+        "api",
+        {"expected_status": 99},
+        "expected_status",
+        "Expected text; put numbers in quotes, like '200'.",
+    ),
+    ("projects", "api", {"enabled": "yes"}, "enabled", "Expected true or false."),
     ("projects", "api", {"colour": "red"}, "colour", "Unknown key."),
     ("projects", "api", {"tags": ["nope"]}, "tags", "No tag named “nope”."),
 ]
