@@ -12,6 +12,7 @@ from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from projects.as_code.admin_views import as_code_urls
 from projects.forms import ProjectForm
 from projects.models import HousekeepingRun, PollResultRow, Project, Tag
 from projects.signals import projects_bulk_changed
@@ -46,6 +47,8 @@ def status_badge(status: str) -> SafeString:
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
     form = ProjectForm
+    # Adds "Export as YAML" and "Import YAML" (projects/as_code/admin_views.py).
+    change_list_template = "admin/projects/project/change_list.html"
     list_display = [
         "name",
         "url",
@@ -138,6 +141,9 @@ class ProjectAdmin(admin.ModelAdmin):
             },
         ),
     ]
+
+    def get_urls(self) -> list:
+        return as_code_urls(self.admin_site) + super().get_urls()
 
     @admin.display(description="ping URL")
     def ping_url(self, project: Project) -> SafeString | str:

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from polling.store import DatabaseResultStore
-from projects.models import MonitorOutage, PollerNode
+from projects.models import MonitorOutage, PollerNode, Tag
 from tests.outcomes import outcome
 
 pytestmark = pytest.mark.django_db
@@ -184,6 +184,44 @@ def test_it_filters_by_state(admin_client, make_project, add_polls, now):
     assert 'aria-current="true"' in response.content.decode()
 
 
+def test_it_filters_by_tag(admin_client, make_project):
+    web = Tag.objects.create(name="web")
+    make_project(name="shop").tags.add(web)
+    make_project(name="billing").tags.add(web, Tag.objects.create(name="db"))
+    make_project(name="database")
+
+    response = admin_client.get(URL, {"tag": "web"})
+
+    assert names(response) == ["billing", "shop"]
+    assert "Tagged “web”" in response.content.decode()
+    assert {v: n for v, _, n in response.context["counts"]}["waiting"] == 2
+
+
+def test_an_unknown_tag_shows_no_projects_and_says_so(admin_client, make_project):
+    make_project(name="shop").tags.add(Tag.objects.create(name="web"))
+
+    response = admin_client.get(URL, {"tag": "<nope>"})
+
+    assert response.status_code == 200
+    assert names(response) == []
+    assert "No projects are tagged “&lt;nope&gt;”." in response.content.decode()
+
+
+def test_each_row_shows_its_tags_as_chips_that_filter_by_them(
+    admin_client, make_project
+):
+    tag = Tag.objects.create(name="<b>ops & web</b>", color="#ffeb3b")
+    make_project(name="shop").tags.add(tag)
+
+    row = row_of(admin_client.get(URL), "shop")
+
+    assert (
+        '<a class="tag-chip" href="/?tag=%3Cb%3Eops+%26+web%3C%2Fb%3E" '
+        'style="background:#ffeb3b;color:#000">'
+        "&lt;b&gt;ops &amp; web&lt;/b&gt;</a>"
+    ) in row
+
+
 def test_it_pages_through_many_projects(admin_client, make_project):
     for number in range(60):
         make_project(name=f"service {number:02}")
@@ -204,18 +242,21 @@ def test_a_page_costs_the_same_queries_for_5_or_60_projects(
             assert admin_client.get(URL).status_code == 200
         return len(captured)
 
+    web, db = Tag.objects.create(name="web"), Tag.objects.create(name="db")
     for _ in range(5):
         add_polls(make_project(), "ud" * 30, end=now)
     few = queries()
     for _ in range(55):
-        add_polls(make_project(), "du" * 30, end=now)
+        project = make_project()
+        project.tags.add(web, db)
+        add_polls(project, "du" * 30, end=now)
 
     assert queries() == few
     # Session, user, maintenance windows, state counts, page count, page,
-    # uptime (the compaction boundary, rollups and the first part-hour),
-    # heartbeats, and the banners' poller heartbeat and monitor outage, and
-    # the certificates expiring soon.
-    assert few == 13
+    # the page's tags, uptime (the compaction boundary, rollups and the
+    # first part-hour), heartbeats, and the banners' poller heartbeat and
+    # monitor outage, and the certificates expiring soon.
+    assert few == 14
 
 
 def test_it_refreshes_itself(admin_client):

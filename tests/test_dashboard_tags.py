@@ -11,11 +11,14 @@ from django.test import RequestFactory
 
 from projects.dashboard.queries.uptime import Uptime
 from projects.dashboard.templatetags.dashboard import (
+    chip_text_color,
     duration,
     percent,
     state_label,
+    tag_chip,
     uptime_class,
 )
+from projects.models import Tag
 
 
 @pytest.mark.parametrize(
@@ -69,3 +72,24 @@ def test_query_changes_one_parameter_and_keeps_the_rest():
     template = Template("{% load dashboard %}{% query page=4 state='' %}")
 
     assert template.render(Context({"request": request})) == "?q=api&amp;page=4"
+
+
+@pytest.mark.parametrize(
+    ("background", "text"),
+    [
+        ("#ffffff", "#000"),
+        ("#ffeb3b", "#000"),  # yellow
+        ("#6b7280", "#fff"),  # the default grey
+        ("#1f77b4", "#fff"),
+        ("#000000", "#fff"),
+        ("#00ff00", "#000"),  # bright green is light though saturated
+    ],
+)
+def test_chip_text_is_black_or_white_by_luminance(background, text):
+    assert chip_text_color(background) == text
+
+
+def test_a_chip_never_puts_an_unchecked_colour_into_its_style():
+    tag = Tag(name="web", color='red;background:url("x")')
+
+    assert 'style="background:#6b7280;color:#fff"' in tag_chip(tag)

@@ -45,19 +45,21 @@ PROJECTS_PER_PAGE = 50
 def overview(request: HttpRequest) -> HttpResponse:
     search = request.GET.get("q", "").strip()
     state = request.GET.get("state", "")
+    tag = request.GET.get("tag", "").strip()
     now = timezone.now()
     maintenance = maintenance_for(OVERVIEW_RANGES, now)
     maintained = maintenance.covered_projects(now)
-    projects = project_list(search=search, state=state, maintained=maintained)
+    projects = project_list(search=search, state=state, tag=tag, maintained=maintained)
     page = Paginator(projects, PROJECTS_PER_PAGE).get_page(request.GET.get("page"))
     _add_uptime_and_heartbeats(page.object_list, now, maintenance)
-    counts = state_counts(maintained=maintained)
+    counts = state_counts(maintained=maintained, tag=tag)
     context = {
         "page": page,
         "counts": [(s.value, s.label, counts[s]) for s in State],
         "down_count": counts[State.DOWN],
         "search": search,
         "state": state,
+        "tag": tag,
         "ranges": OVERVIEW_RANGES,
         "banners": monitor_banners(),
         "certificates": expiring_certificates(),
@@ -84,7 +86,7 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     maintenance = maintenance_for(RANGES.values(), now)
     maintained = maintenance.covered_projects(now)
     projects = with_state(Project.objects.all(), maintained=maintained)
-    project = get_object_or_404(projects, pk=pk)
+    project = get_object_or_404(projects.prefetch_related("tags"), pk=pk)
     time_range = RANGES.get(request.GET.get("range", ""), DEFAULT_RANGE)
     status = request.GET.get("status", "")
     if status not in Status.values:

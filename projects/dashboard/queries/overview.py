@@ -43,10 +43,12 @@ def with_state(
     return projects.annotate(display_state=Case(*whens, default=F("state")))
 
 
-def state_counts(*, maintained: Maintained = ()) -> dict[str, int]:
-    """How many projects are in each state, zeros included."""
+def state_counts(*, maintained: Maintained = (), tag: str = "") -> dict[str, int]:
+    """How many projects (carrying `tag`, when given) are in each state,
+    zeros included."""
+    projects = Project.objects.filter(tags__name=tag) if tag else Project.objects
     rows = (
-        with_state(Project.objects.all(), maintained=maintained)
+        with_state(projects.all(), maintained=maintained)
         .values("display_state")
         .annotate(count=Count("id"))
         .order_by()
@@ -57,11 +59,15 @@ def state_counts(*, maintained: Maintained = ()) -> dict[str, int]:
 
 
 def project_list(
-    *, search: str = "", state: str = "", maintained: Maintained = ()
+    *, search: str = "", state: str = "", tag: str = "", maintained: Maintained = ()
 ) -> QuerySet[Project]:
-    """Projects matching a search on name or URL, down ones first, then
-    pending ones."""
+    """Projects matching a search on name or URL (and carrying `tag`, when
+    given), down ones first, then pending ones; their tags come in one
+    more query for the whole page."""
     projects = with_state(Project.objects.all(), maintained=maintained)
+    projects = projects.prefetch_related("tags")
+    if tag:
+        projects = projects.filter(tags__name=tag)
     if search:
         projects = projects.filter(Q(name__icontains=search) | Q(url__icontains=search))
     if state in State.values:

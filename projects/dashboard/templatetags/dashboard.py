@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime, timedelta, tzinfo
 
 from django import template
+from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import escape
+from django.utils.html import escape, format_html
+from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 
 from projects import project_rules
@@ -15,11 +18,16 @@ from projects.dashboard.queries.heartbeats import HEARTBEATS, Heartbeat
 from projects.dashboard.queries.outages import Outage
 from projects.dashboard.queries.overview import State
 from projects.dashboard.queries.uptime import Uptime
-from projects.models import Incident, Project, Status
+from projects.models import Incident, Project, Status, Tag
+from projects.models.tags import DEFAULT_TAG_COLOR
 
 register = template.Library()
 
 STATUS_LABELS = dict(Status.choices)
+
+COLOR_RE = re.compile(r"^#[0-9a-fA-F]{6}\Z")
+# WCAG relative luminance above which black text contrasts more than white.
+BLACK_TEXT_FROM_LUMINANCE = 0.179
 
 # Uptime at or above these reads as good or fair; below, as poor.
 GOOD_UPTIME = 99.9
@@ -142,3 +150,32 @@ def _tooltip(beat: Heartbeat, zone: tzinfo) -> str:
     if beat.error:
         parts.append(beat.error)
     return " · ".join(parts)
+
+
+@register.simple_tag
+def tag_chip(tag: Tag) -> SafeString:
+    """The tag as a chip in its colour, linking to the overview filtered by
+    it. The colour is checked again here: it goes into a style attribute."""
+    color = tag.color if COLOR_RE.match(tag.color) else DEFAULT_TAG_COLOR
+    url = f"{reverse('dashboard:overview')}?{urlencode({'tag': tag.name})}"
+    return format_html(
+        '<a class="tag-chip" href="{}" style="background:{};color:{}">{}</a>',
+        url,
+        color,
+        chip_text_color(color),
+        tag.name,
+    )
+
+
+def chip_text_color(background: str) -> str:
+    """Black or white, whichever contrasts more with `background` (#rrggbb)."""
+    return "#000" if _luminance(background) > BLACK_TEXT_FROM_LUMINANCE else "#fff"
+
+
+def _luminance(color: str) -> float:
+    """WCAG 2 relative luminance of a #rrggbb colour, 0 (black) to 1."""
+    channels = [int(color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [
+        c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels
+    ]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]

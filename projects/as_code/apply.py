@@ -1,0 +1,62 @@
+"""Making an import's changes: everything in one transaction, through the
+forms' and models' save(), so a running poller hears of each project as
+it does after an admin save (polling/receivers.py, after the commit).
+Projects disabled by --prune go the way of the admin's bulk action: one
+update and one projects_bulk_changed, which reloads the poller once
+rather than calling it per project.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from projects.as_code.plan import Plan, plan_import
+from projects.as_code.schema import SECTIONS
+from projects.as_code.validation import CheckedEntry
+from projects.models import Project
+from projects.signals import projects_bulk_changed
+
+MODELS = {section.key: section.model for section in SECTIONS}
+
+
+def import_projects(text: str, *, prune: bool = False) -> Plan:
+    """Plan and apply `text` in one transaction; raises InvalidFile, having
+    changed nothing, when any entry is invalid."""
+    with transaction.atomic():
+        plan = plan_import(text, prune=prune)
+        apply_plan(plan)
+    return plan
+
+
+def apply_plan(plan: Plan) -> None:
+    # Creations come first, so every name a change refers to exists; each
+    # list is in section order (tags and channels before projects, projects
+    # before the windows that name them).
+    with transaction.atomic():
+        for entry in plan.creates + plan.changes:
+            _save(entry)
+        _disable(plan.disables)
+
+
+def _save(entry: CheckedEntry) -> None:
+    section, is_new = entry.section, entry.old is None
+    instance = entry.form.save(commit=False)  # ProjectForm restarts heartbeats
+    changed_fields = is_new or any(
+        entry.old[name] != entry.new[name]
+        for name in section.fields
+        if name not in section.references
+    )
+    if changed_fields:
+        instance.save()
+    for name, target in section.references.items():
+        if is_new or entry.old[name] != entry.new[name]:
+            related = MODELS[target].objects.filter(name__in=entry.references[name])
+            getattr(instance, name).set(related)
+
+
+def _disable(projects: list[Project]) -> None:
+    if not projects:
+        return
+    project_ids = [project.pk for project in projects]
+    Project.objects.filter(pk__in=project_ids).update(enabled=False)
+    projects_bulk_changed.send(sender=Project, project_ids=project_ids)

@@ -1,0 +1,41 @@
+"""Writing the file: every tag, channel (without its URL and secret),
+project and maintenance window, each section sorted by name, each entry's
+fields in a fixed order and only where they differ from the default. The
+same database always gives the same text, so a diff of two exports shows
+exactly what changed.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from projects.as_code.schema import SECTIONS, VERSION, values_of, without_defaults
+from projects.as_code.validation import current_references
+
+
+def export_document() -> dict:
+    document: dict = {"version": VERSION}
+    for section in SECTIONS:
+        rows = section.model.objects.prefetch_related(*section.references)
+        entries = [
+            without_defaults(
+                section, values_of(section, row, current_references(section, row))
+            )
+            for row in rows
+        ]
+        document[section.key] = sorted(entries, key=lambda entry: entry["name"])
+    return document
+
+
+def export_yaml() -> str:
+    return dump(export_document())
+
+
+def dump(document: dict) -> str:
+    return yaml.safe_dump(
+        document,
+        sort_keys=False,  # the schema's order, not the alphabet's
+        allow_unicode=True,
+        default_flow_style=False,
+        width=10_000,  # one value, one line: diffs stay line by line
+    )

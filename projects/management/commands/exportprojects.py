@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from projects.as_code.export import export_yaml
+
+
+class Command(BaseCommand):
+    help = (
+        "Write every project, tag, channel (without secrets) and maintenance "
+        "window as YAML, to FILE or stdout; see docs/projects-as-code.md."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file", nargs="?", help="where to write (default: stdout)")
+
+    def handle(self, *args, file: str | None = None, **options) -> None:
+        text = export_yaml()
+        if file is None:
+            self.stdout.write(text, ending="")
+            return
+        try:
+            Path(file).write_text(text, encoding="utf-8")
+        except OSError as error:
+            raise CommandError(f"Cannot write {file}: {error.strerror}.") from None
+        self.stderr.write(f"Wrote {file}.")
