@@ -81,6 +81,7 @@ class ProjectAdmin(admin.ModelAdmin):
                     "headers",
                     "body",
                     "follow_redirects",
+                    "allow_insecure_redirects",
                     "verify_tls",
                 ]
             },

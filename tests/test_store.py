@@ -49,6 +49,16 @@ def test_iter_targets_yields_the_enabled_projects_as_targets(make_project):
     ]
 
 
+def test_a_project_that_allows_insecure_redirects_tells_the_engine(make_project):
+    strict = make_project()
+    lenient = make_project(allow_insecure_redirects=True)
+
+    assert load_target(strict.pk).allow_insecure_redirects is False
+    assert load_target(lenient.pk).allow_insecure_redirects is True
+    targets = {t.project_id: t for t in iter_targets()}
+    assert targets[lenient.pk].allow_insecure_redirects is True
+
+
 def test_load_target_is_none_for_disabled_and_missing_projects(make_project):
     enabled, disabled = make_project(), make_project(enabled=False)
     assert load_target(enabled.pk).project_id == enabled.pk

@@ -106,6 +106,12 @@ class Project(models.Model):
         help_text="Follow up to 5 redirects. Off: a 3xx answer is the final "
         "status, checked against the expected status codes.",
     )
+    allow_insecure_redirects = models.BooleanField(
+        default=False,
+        help_text="Follow a redirect from https to plain http. Off: such a "
+        "redirect fails the poll. A redirect to another site never carries "
+        "the request's headers or body.",
+    )
     verify_tls = models.BooleanField(
         "verify TLS certificate",
         default=True,
