@@ -9,14 +9,24 @@
 
 Every request needs "Authorization: Bearer <token>". It runs in its own
 threads and only calls Coordinator methods, so no request can stall polling.
+
+Slow and idle clients cannot lock it out: each connection has
+SOCKET_TIMEOUT_SECONDS in all to send its request, however it drips it,
+and when every slot is taken a new connection cuts off the one that has
+spent longest sending its request.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import ipaddress
 import json
 import logging
 import re
+import socket
 import threading
+import time
 from dataclasses import asdict
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,8 +42,16 @@ logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 16 * 1024
 MAX_CONCURRENT_REQUESTS = 16
-# A client that sends nothing for this long is cut off.
+# A client that has not sent its whole request this long after it
+# connected is cut off.
 SOCKET_TIMEOUT_SECONDS = 5
+# How long a new connection waits for the slot of one it cut off.
+ROOM_WAIT_SECONDS = 1.0
+# The shortest token served beyond loopback: guessing 32 characters of
+# even a lowercase hexadecimal token is out of reach.
+MIN_REMOTE_TOKEN_LENGTH = 32
+# Project ids are 64-bit; a longer one cannot name a project.
+MAX_PROJECT_ID = 2**63 - 1
 
 ROUTES = [
     ("GET", re.compile(r"/status"), "status"),
@@ -43,6 +61,33 @@ ROUTES = [
     ("POST", re.compile(r"/reload"), "reload"),
     ("POST", re.compile(r"/scale"), "scale"),
 ]
+
+
+class WeakControlToken(ValueError):
+    """The control endpoint would listen beyond loopback with a token too
+    short to hold off guessing."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_token(host: str, token: str) -> None:
+    """Raises WeakControlToken when `token` is too short for `host`."""
+    if is_loopback(host) or len(token) >= MIN_REMOTE_TOKEN_LENGTH:
+        return
+    raise WeakControlToken(
+        f"Refusing to serve the control endpoint on {host}, which is not a "
+        f"loopback address, with a token of {len(token)} characters. Set "
+        f"POLLER_CONTROL_TOKEN to at least {MIN_REMOTE_TOKEN_LENGTH} random "
+        'characters (python -c "import secrets; print(secrets.token_hex(32))"), '
+        "or bind to 127.0.0.1."
+    )
 
 
 class RequestError(Exception):
@@ -64,6 +109,9 @@ class ControlServer:
         return self._server.server_address[1]
 
     def start(self) -> None:
+        """Bind and serve. Raises WeakControlToken before binding beyond
+        loopback with a short token, OSError when the address is taken."""
+        check_token(self._address[0], self._token)
         self._server = _Server(self._address, self._coordinator, self._token)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
@@ -89,21 +137,46 @@ class _Server(ThreadingHTTPServer):
         self.coordinator = coordinator
         self.token = token
         self._slots = threading.BoundedSemaphore(MAX_CONCURRENT_REQUESTS)
+        # Connections still sending their request: since when.
+        self._reading: dict[socket.socket, float] = {}
+        self._reading_lock = threading.Lock()
         super().__init__(address, _Handler)
 
     def process_request(self, request, client_address) -> None:
         # A flood of connections is turned away rather than given threads.
-        if not self._slots.acquire(blocking=False):
+        if not self._slots.acquire(blocking=False) and not self._make_room():
             self.shutdown_request(request)
             return
+        with self._reading_lock:
+            self._reading[request] = time.monotonic()
         super().process_request(request, client_address)
+
+    def request_read(self, request: socket.socket) -> None:
+        """The connection has sent its request: it is no longer idle."""
+        with self._reading_lock:
+            self._reading.pop(request, None)
 
     def process_request_thread(self, request, client_address) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
+            self.request_read(request)
             self._slots.release()
             store.close_connection()
+
+    def _make_room(self) -> bool:
+        """Cut off the connection that has spent longest sending its
+        request (idle ones, so that they cannot lock the endpoint out) and
+        take its slot. False when every slot serves a request."""
+        with self._reading_lock:
+            if not self._reading:
+                return False
+            oldest = min(self._reading, key=self._reading.__getitem__)
+            del self._reading[oldest]
+        # Its thread's read ends at once, and it gives its slot back.
+        with contextlib.suppress(OSError):
+            oldest.shutdown(socket.SHUT_RDWR)
+        return self._slots.acquire(timeout=ROOM_WAIT_SECONDS)
 
     def handle_error(self, request, client_address) -> None:
         logger.debug("Control request from %s failed", client_address, exc_info=True)
@@ -118,6 +191,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch()
 
     do_POST = do_DELETE = do_PUT = do_PATCH = do_HEAD = do_GET
+
+    def setup(self) -> None:
+        super().setup()
+        # One deadline for the whole request, not one per read: a client
+        # that sends a byte a second never waits out a per-read timeout.
+        self.rfile.close()
+        deadline = time.monotonic() + self.timeout
+        self.rfile = io.BufferedReader(_ReadBefore(self.connection, deadline))
 
     def log_message(self, format: str, *args) -> None:
         logger.debug("control: " + format, *args)
@@ -135,6 +216,7 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             action, args = self._route()
             body = self._read_body()
+            self._request_read()
             status, payload = getattr(self, f"_{action}")(*args, body=body)
         except RequestError as error:
             status, payload = error.status, {"error": str(error)}
@@ -169,7 +251,7 @@ class _Handler(BaseHTTPRequestHandler):
             match = pattern.fullmatch(path)
             if match:
                 if method == self.command:
-                    return action, tuple(int(group) for group in match.groups())
+                    return action, tuple(_project_id(g) for g in match.groups())
                 allowed.append(method)
         if allowed:
             raise RequestError(
@@ -192,6 +274,10 @@ class _Handler(BaseHTTPRequestHandler):
                 f"the body may be at most {MAX_BODY_BYTES} bytes",
             )
         return self.rfile.read(length) if length else b""
+
+    def _request_read(self) -> None:
+        self.server.request_read(self.connection)
+        self.connection.settimeout(self.timeout)  # for writing the answer
 
     # Actions: each returns (status, JSON-able payload or bytes).
 
@@ -231,6 +317,32 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+
+class _ReadBefore(io.RawIOBase):
+    """A socket's reading side that gives up at a deadline: each read waits
+    only for what is left of it."""
+
+    def __init__(self, connection: socket.socket, deadline: float) -> None:
+        self._connection = connection
+        self._deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request took too long to arrive")
+        self._connection.settimeout(left)
+        return self._connection.recv_into(buffer)
+
+
+def _project_id(digits: str) -> int:
+    # int() refuses more than 4,300 digits; the database, more than 64 bits.
+    if len(digits) > len(str(MAX_PROJECT_ID)) or int(digits) > MAX_PROJECT_ID:
+        raise RequestError(HTTPStatus.BAD_REQUEST, "no project has so large an id")
+    return int(digits)
 
 
 def _parse_scale(body: bytes) -> int:

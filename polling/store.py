@@ -55,6 +55,7 @@ TARGET_FIELDS = [
     "timeout_seconds",
     "follow_redirects",
     "verify_tls",
+    "allow_insecure_redirects",
     "max_response_time_ms",
     "keyword",
     "keyword_mode",
@@ -87,6 +88,7 @@ def target_from_project(project: Project) -> Target:
         interval_seconds=project.interval_seconds,
         timeout_seconds=project.timeout_seconds,
         follow_redirects=project.follow_redirects,
+        allow_insecure_redirects=project.allow_insecure_redirects,
         verify_tls=project.verify_tls,
         max_response_time_ms=project.max_response_time_ms,
         keyword=_keyword(project),
@@ -244,6 +246,20 @@ def close_connection() -> None:
         connection.close()
 
 
+def database_reachable() -> bool:
+    """Whether the database answers a trivial query now, on a connection
+    this thread opens for it and closes again: a failed save left its
+    connection broken, and a writer that backs off holds none."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        return True
+    except DatabaseError:
+        return False
+    finally:
+        close_connection()
+
+
 class DatabaseResultStore:
     """Saves a batch of outcomes in one transaction: the PollResult rows,
     each project's current state and the hourly rollups move together.
@@ -279,6 +295,9 @@ class DatabaseResultStore:
 
     def close(self) -> None:
         close_connection()
+
+    def reachable(self) -> bool:
+        return database_reachable()
 
     def _admit(self, outcomes: Sequence[Outcome]) -> Sequence[Outcome]:
         return outcomes if self._fence is None else self._fence.admit(outcomes)

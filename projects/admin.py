@@ -85,6 +85,7 @@ class ProjectAdmin(admin.ModelAdmin):
                     "headers",
                     "body",
                     "follow_redirects",
+                    "allow_insecure_redirects",
                     "verify_tls",
                 ]
             },

@@ -50,6 +50,7 @@ class ProjectForm(forms.ModelForm):
             "headers",
             "body",
             "follow_redirects",
+            "allow_insecure_redirects",
             "verify_tls",
             "expected_status",
             "keyword",

@@ -24,6 +24,10 @@ Routes (any method; HEAD gets headers only):
     /echo                   200 with JSON: method, path, headers, body
     /text?body=&type=&status=  that body (UTF-8), Content-Type and status
                             (defaults: empty, text/plain, 200)
+    /repeat?text=&times=&type=&before=&after=  200 with `text` (UTF-8)
+                            `times` times over, between `before` and `after`
+                            (default: nothing), and that Content-Type: a
+                            big or deep body
 
 Request bodies are read by Content-Length. Every request is recorded
 before it is answered, so /hang and /reset show up in `requests` too.
@@ -334,6 +338,13 @@ class _Handler(BaseHTTPRequestHandler):
         status = int(query.get("status", ["200"])[0])
         self._send(status, body, [("Content-Type", content_type)])
 
+    def route_repeat(self) -> None:
+        query = parse_qs(urlsplit(self.path).query, keep_blank_values=True)
+        body = query["text"][0].encode() * int(query["times"][0])
+        body = query.get("before", [""])[0].encode() + body
+        body += query.get("after", [""])[0].encode()
+        self._send(200, body, [("Content-Type", query["type"][0])])
+
     def route_echo(self) -> None:
         request = self.recorded
         body = json.dumps(
@@ -366,5 +377,6 @@ ROUTES = [
         (r"/redirect-to", _Handler.route_redirect_to),
         (r"/echo", _Handler.route_echo),
         (r"/text", _Handler.route_text),
+        (r"/repeat", _Handler.route_repeat),
     ]
 ]

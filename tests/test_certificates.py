@@ -159,3 +159,40 @@ def test_the_message_says_certificate_not_down(project):
     assert rendered.subject == f"Certificate expiring: {project.name}"
     assert "Warning: certificate expires in 5 days" in rendered.text
     assert "Down since" not in rendered.text
+
+
+def test_a_project_moved_from_https_to_http_has_its_incident_resolved(project):
+    seen(project, SOON)
+
+    project.url = "http://127.0.0.1:9/"
+    project.name = "plain site"
+    project.save()
+
+    [incident] = certificate_incidents(project)
+    assert incident.resolved_at is not None
+    assert events() == ["incident.opened", "incident.resolved"]
+    message = Notification.objects.order_by("id").last().payload["message"]
+    assert message == (
+        "plain site is no longer polled over https: its certificate is not "
+        "watched any more."
+    )
+
+
+def test_a_project_still_on_https_keeps_its_incident(project):
+    seen(project, SOON)
+
+    project.url = "https://127.0.0.1:9/moved"
+    project.save()
+
+    assert certificate_incidents(project).get().resolved_at is None
+    assert events() == ["incident.opened"]
+
+
+def test_a_later_save_over_http_tells_nobody_again(project):
+    seen(project, SOON)
+    project.url = "http://127.0.0.1:9/"
+    project.save()
+
+    project.save()
+
+    assert events() == ["incident.opened", "incident.resolved"]

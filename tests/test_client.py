@@ -1,8 +1,12 @@
 from __future__ import annotations
 
 import logging
+import socket
 import time
 
+import pytest
+
+from polling import client as client_module
 from polling.auth import control_token, token_matches
 from polling.client import ControlClient
 
@@ -54,3 +58,30 @@ def test_token_matching_needs_the_bearer_scheme():
     assert token_matches("Bearer abd", "abc") is False
     assert token_matches("abc", "abc") is False
     assert token_matches(None, "abc") is False
+
+
+@pytest.fixture
+def proxy_listener(monkeypatch):
+    """A listening socket named as the proxy in every proxy variable, and
+    the client's cached HTTP client rebuilt so that it reads them."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    proxy = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.setenv(name, proxy)
+        monkeypatch.setenv(name.lower(), proxy)
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    client_module._http.cache_clear()
+    yield listener
+    client_module._http.cache_clear()
+    listener.close()
+
+
+def test_it_never_sends_its_token_through_a_proxy_from_the_environment(
+    running_poller, proxy_listener
+):
+    assert ControlClient().status().state == "running"
+
+    proxy_listener.setblocking(False)
+    with pytest.raises(BlockingIOError):
+        proxy_listener.accept()  # no connection came

@@ -200,3 +200,80 @@ def test_a_thousand_malformed_requests_do_not_disturb_polling(
     status = running_poller.coordinator.status()
     assert status.skipped_late == 0
     assert status.lag_p99_ms < 500
+
+
+def test_idle_connections_cannot_lock_the_endpoint_out(
+    running_poller, api, monkeypatch
+):
+    # Long enough that no idle connection times out during the test: what
+    # lets the request in is that it cuts off an idle one.
+    monkeypatch.setattr(control._Handler, "timeout", 60)
+    port = running_poller.control.port
+    idle = [
+        socket.create_connection(("127.0.0.1", port))
+        for _ in range(control.MAX_CONCURRENT_REQUESTS + 4)
+    ]
+    try:
+        response = api.get("/status")
+    finally:
+        for sock in idle:
+            sock.close()
+
+    assert response.status_code == 200
+    assert response.json()["state"] == "running"
+
+
+def test_a_client_that_drips_its_request_is_cut_off(running_poller, monkeypatch):
+    # Each byte comes well within the timeout; the whole request does not.
+    monkeypatch.setattr(control._Handler, "timeout", 0.5)
+    request = b"GET /status HTTP/1.0\r\n" + b"X-Slow: " + b"y" * 100
+    with socket.create_connection(("127.0.0.1", running_poller.control.port)) as sock:
+        sock.settimeout(0.1)
+        sent = 0
+        for byte in request:
+            try:
+                sock.sendall(bytes([byte]))
+                if sock.recv(1024) == b"":
+                    break  # the server closed the connection
+            except TimeoutError:
+                sent += 1  # nothing yet: it is still listening
+            except OSError:
+                break  # reset by the server
+    # 100+ bytes at 0.1 s each would take 10 s; it was cut off after 0.5 s.
+    assert sent < len(request) // 2
+
+
+@pytest.mark.parametrize("digits", ["9" * 5000, str(2**63), "1" + "0" * 20])
+def test_a_project_id_too_large_for_any_project_is_400(api, digits):
+    for method, path in [
+        ("POST", f"/projects/{digits}/sync"),
+        ("DELETE", f"/projects/{digits}"),
+    ]:
+        response = api.request(method, path)
+
+        assert response.status_code == 400
+        assert response.json() == {"error": "no project has so large an id"}
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.7", "::", "poller.internal"])
+def test_a_short_token_is_refused_beyond_loopback(host):
+    with pytest.raises(control.WeakControlToken, match="at least 32"):
+        control.check_token(host, "x" * 31)
+    control.check_token(host, "x" * 32)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost"])
+def test_any_token_will_do_on_loopback(host):
+    control.check_token(host, "short")
+
+
+def test_the_control_server_refuses_to_start_beyond_loopback_with_a_short_token(
+    running_poller,
+):
+    server = control.ControlServer(
+        running_poller.coordinator, host="0.0.0.0", port=0, token="too-short"
+    )
+
+    with pytest.raises(control.WeakControlToken):
+        server.start()
+    server.stop()  # nothing was bound

@@ -12,11 +12,13 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlencode
 
 import pytest
 
+from polling.engine import verdict
 from polling.engine.probe import USER_AGENT, make_handle
-from polling.engine.types import Outcome, Target, Task
+from polling.engine.types import JsonAssertion, Keyword, Outcome, Target, Task
 from tests.executor_probe import open_handle, run_poll
 from tests.waiting import wait_until
 
@@ -349,10 +351,64 @@ def test_threads_with_a_handle_each_poll_side_by_side(target_server):
 def test_it_logs_and_reports_an_unexpected_error(target_server, caplog):
     handle = make_handle()
     handle.close()  # libcurl refuses a closed handle
+    url = f"http://user:pass-word@127.0.0.1:{target_server.port}/ok?token=t0ken"
 
     with caplog.at_level(logging.WARNING, logger="polling.engine.probe"):
-        outcome = poll(handle, target_server.url("/ok"))
+        outcome = poll(handle, url)
 
     assert outcome.up is False
     assert outcome.error.startswith("unexpected error: error: ")
     assert caplog.records[0].exc_info is not None
+    # The project by id: its URL may carry credentials.
+    assert "project 7" in caplog.text
+    assert "pass-word" not in caplog.text
+    assert "t0ken" not in caplog.text
+
+
+# Hostile targets: whatever the body, the poll ends in an outcome, soon ---------
+
+
+def repeat_url(server, text: str, times: int, content_type: str) -> str:
+    query = urlencode({"text": text, "times": times, "type": content_type})
+    return server.url(f"/repeat?{query}")
+
+
+@pytest.mark.parametrize(
+    "charset",
+    ["rot13", "base64", "hex", "zlib", "quoted-printable", "idna", "punycode"],
+)
+def test_a_charset_that_is_no_plain_text_encoding_is_read_as_utf8(
+    handle, target_server, charset
+):
+    url = repeat_url(
+        target_server, "all is well; ", 5000, f"text/plain; charset={charset}"
+    )
+
+    outcome = poll(handle, url, keyword=Keyword("all is well"))
+
+    assert outcome.up is True
+    assert outcome.error == ""
+
+
+def test_json_nested_too_deeply_is_a_failed_poll(handle, target_server):
+    url = repeat_url(target_server, "[", 100_000, "application/json")
+
+    outcome = poll(handle, url, json_assertion=JsonAssertion("a", "==", 1))
+
+    assert outcome.up is False
+    assert outcome.status_code == 200
+    assert outcome.error == "body is JSON nested too deeply to read"
+
+
+def test_a_check_that_raises_is_a_failed_poll(handle, target_server, monkeypatch):
+    # Whatever a check on a body runs into, the poll is stored and counted.
+    def explode(*args, **kwargs):
+        raise MemoryError("no room for this body")
+
+    monkeypatch.setattr(verdict, "keyword_reason", explode)
+
+    outcome = poll(handle, target_server.url("/ok"), keyword=Keyword("x"))
+
+    assert outcome.up is False
+    assert outcome.project_id == 7
+    assert outcome.error == "unexpected error: MemoryError: no room for this body"

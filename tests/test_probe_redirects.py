@@ -64,17 +64,35 @@ def test_a_head_redirected_by_303_stays_a_head(handle, target_server):
     assert [r.method for r in target_server.requests] == ["HEAD", "HEAD"]
 
 
-def test_credentials_do_not_follow_a_redirect_to_another_origin(handle, target_server):
+def test_no_header_the_project_set_follows_a_redirect_to_another_origin(
+    handle, target_server
+):
+    # Any of them may be a credential: X-Api-Key as much as Authorization.
     elsewhere = f"http://other.test:{target_server.port}/echo"
-    headers = (("Authorization", "Bearer s3cret"), ("X-Trace", "kept"))
+    headers = (("Authorization", "Bearer s3cret"), ("X-Api-Key", "k3y"))
 
     outcome = poll(handle, redirect(target_server, elsewhere), headers=headers)
 
     assert outcome.up is True
-    second = target_server.requests[1]
+    first, second = target_server.requests
+    assert first.header("X-Api-Key") == "k3y"
     assert second.header("Host") == f"other.test:{target_server.port}"
     assert second.header("Authorization") is None
-    assert second.header("X-Trace") == "kept"
+    assert second.header("X-Api-Key") is None
+
+
+@pytest.mark.parametrize("status", [307, 308])
+def test_a_307_or_308_to_another_origin_sends_no_body(handle, target_server, status):
+    elsewhere = f"http://other.test:{target_server.port}/echo"
+
+    outcome = poll(
+        handle, redirect(target_server, elsewhere, status), method="PUT", body="s3cret"
+    )
+
+    assert outcome.up is True
+    first, second = target_server.requests
+    assert (first.method, first.body) == ("PUT", b"s3cret")
+    assert (second.method, second.body) == ("PUT", b"")
 
 
 def test_credentials_follow_a_redirect_on_the_same_origin(handle, target_server):
@@ -99,3 +117,33 @@ def test_it_refuses_a_url_that_is_not_http(handle):
 
     assert outcome.up is False
     assert outcome.error == "unsupported URL: ftp://files.invalid/report.csv"
+
+
+@pytest.fixture
+def tls_handle(poll_mode, tls_ca_bundle):
+    handle = open_handle(poll_mode, ca_bundle=tls_ca_bundle)
+    yield handle
+    handle.close()
+
+
+def test_a_redirect_from_https_to_http_is_refused(
+    tls_handle, tls_target_server, target_server
+):
+    url = redirect(tls_target_server, target_server.url("/echo"))
+
+    outcome = poll(tls_handle, url, headers=(("X-Api-Key", "k3y"),))
+
+    assert outcome.up is False
+    assert outcome.error == "redirect from https to http refused"
+    assert target_server.count() == 0
+
+
+def test_a_redirect_from_https_to_http_is_followed_when_the_project_allows_it(
+    tls_handle, tls_target_server, target_server
+):
+    url = redirect(tls_target_server, target_server.url("/echo"))
+
+    outcome = poll(tls_handle, url, allow_insecure_redirects=True)
+
+    assert outcome.up is True
+    assert target_server.count("/echo") == 1

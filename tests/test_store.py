@@ -10,7 +10,7 @@ from django.db import IntegrityError
 from polling.engine.types import Target
 from polling.engine.writer import ResultWriter
 from polling.store import DatabaseResultStore, iter_targets, load_target
-from projects.models import Incident, PollResult
+from projects.models import Incident, PollResult, Status
 from projects.rollups import rebuild_rollups
 from tests.factories import rollup_rows
 from tests.outcomes import T0, outcome
@@ -47,6 +47,16 @@ def test_iter_targets_yields_the_enabled_projects_as_targets(make_project):
             recovery_threshold=2,
         )
     ]
+
+
+def test_a_project_that_allows_insecure_redirects_tells_the_engine(make_project):
+    strict = make_project()
+    lenient = make_project(allow_insecure_redirects=True)
+
+    assert load_target(strict.pk).allow_insecure_redirects is False
+    assert load_target(lenient.pk).allow_insecure_redirects is True
+    targets = {t.project_id: t for t in iter_targets()}
+    assert targets[lenient.pk].allow_insecure_redirects is True
 
 
 def test_load_target_is_none_for_disabled_and_missing_projects(make_project):
@@ -187,6 +197,34 @@ def test_a_batch_partly_saved_before_saves_the_rest_once(make_project):
     assert project.consecutive_failures == 3
     assert project.state == "down"
     assert Incident.objects.get().failed_polls == 3
+
+
+def test_a_result_sent_again_in_a_later_batch_counts_once(make_project):
+    """One result in two batches, with newer results stored between them
+    and new ones beside it: the project's state and rollups count it once,
+    and its old window does not become the project's last poll."""
+    project = make_project(failure_threshold=5)
+    store = DatabaseResultStore()
+    store.save([outcome(project.pk, up=False, at=0, ms=None)])
+    store.save([outcome(project.pk, up=False, at=60, ms=None)])
+
+    saved = store.save(
+        [
+            outcome(project.pk, up=True, at=0, ms=7),  # another poller's copy
+            outcome(project.pk, up=False, at=120, ms=None),
+        ]
+    )
+    again = store.save([outcome(project.pk, up=False, at=60, ms=None)])
+
+    assert (saved, again) == (1, 0)
+    project.refresh_from_db()
+    assert project.consecutive_failures == 3
+    assert project.last_polled_at == T0 + timedelta(seconds=120)
+    assert PollResult.objects.filter(status=Status.UP).count() == 0
+    kept = rollup_rows()
+    rebuild_rollups()
+    assert kept == rollup_rows()
+    assert [row[2:4] for row in kept] == [(3, 3)]
 
 
 def test_values_are_stored_exactly_as_given(make_project):

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from polling.engine import verdict
 from polling.engine.types import JsonAssertion, Keyword
 from polling.engine.verdict import (
     body_text,
@@ -237,3 +238,56 @@ def test_a_json_body_cut_at_the_limit_says_so():
 )
 def test_the_body_is_read_in_the_charset_the_server_named(body, content_type, text):
     assert body_text(body, content_type) == text
+
+
+@pytest.mark.parametrize(
+    "charset",
+    [
+        "rot13",
+        "rot_13",
+        "base64",
+        "hex",
+        "zlib",
+        "bz2",
+        "uu",
+        "quoted-printable",
+        "idna",
+        "punycode",
+        "unicode_escape",
+        "utf-7",
+        "x" * 100,
+    ],
+)
+def test_a_charset_that_is_no_plain_text_encoding_reads_as_utf8(charset):
+    body = "Grüße 4a6f".encode()
+
+    assert body_text(body, f"text/plain; charset={charset}") == "Grüße 4a6f"
+
+
+@pytest.mark.parametrize(
+    ("charset", "codec"),
+    [
+        ("UTF-8", "utf_8"),
+        ("windows-1252", "cp1252"),
+        ("Shift_JIS", "shift_jis"),
+        ("us-ascii", "ascii"),
+        ("utf-16le", "utf_16_le"),
+        ("ISO-2022-JP", "iso2022_jp"),
+    ],
+)
+def test_the_charsets_of_the_web_are_read_by_their_codec(charset, codec):
+    assert verdict.charset(f"text/html; charset={charset}") == codec
+
+
+def test_every_allowed_charset_turns_any_bytes_into_at_most_one_character_each():
+    body = bytes(range(256)) * 64
+
+    for codec in verdict.TEXT_ENCODINGS:
+        text = body_text(body, f"text/plain; charset={codec}")
+        assert 0 < len(text) <= len(body), codec
+
+
+def test_json_nested_deeper_than_python_reads_is_a_reason_not_an_error():
+    reason = json_reason(OK, b"[" * 100_000, truncated=False)
+
+    assert reason == "body is JSON nested too deeply to read"

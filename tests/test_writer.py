@@ -226,3 +226,62 @@ def test_stop_gives_up_on_a_store_call_that_never_returns():
         assert time.monotonic() - started < 2
     finally:
         release.set()
+
+
+class FakeTime:
+    """The writer's backoff waits, on an injected clock: each wait moves
+    time on at once. `then` runs at a given time (the database returns)."""
+
+    def __init__(self, then: dict[float, object]) -> None:
+        self.now = 0.0
+        self.waits: list[float] = []
+        self._then = dict(then)
+
+    def wait(self, seconds: float) -> bool:
+        self.waits.append(seconds)
+        self.now += seconds
+        for at in [at for at in self._then if at <= self.now]:
+            self._then.pop(at)()
+        return False
+
+
+class ProbedStore(RecordingStore):
+    def reachable(self) -> bool:
+        return self.failures_left == 0
+
+
+def test_the_backoff_ends_when_the_database_is_back(monkeypatch):
+    monkeypatch.setattr(writer_module, "FIRST_RETRY_SECONDS", 0.5)
+    store = ProbedStore(failures=10**9)
+
+    def database_back() -> None:
+        store.failures_left = 0
+
+    # Tries at 0, 0.5, 1.5, 3.5, 7.5 and 15.5 s; back at 16 s, while the
+    # writer waits 16 s more.
+    fake = FakeTime({16.0: database_back})
+    results: queue.Queue = queue.Queue()
+    results.put(outcome(1))
+    writer = ResultWriter(results, store, batch_size=1, wait=fake.wait)
+    writer.collect()
+
+    assert writer.flush() == 1
+    assert store.saved_ids == [1]
+    # Saved within one probe of its return, not at 31.5 s.
+    assert fake.now <= 16.0 + writer_module.PROBE_SECONDS
+    assert max(fake.waits) <= writer_module.PROBE_SECONDS
+
+
+def test_a_store_that_cannot_say_whether_it_is_back_waits_out_the_backoff(
+    monkeypatch,
+):
+    monkeypatch.setattr(writer_module, "FIRST_RETRY_SECONDS", 0.5)
+    store = RecordingStore(failures=2)
+    fake = FakeTime({})
+    results: queue.Queue = queue.Queue()
+    results.put(outcome(1))
+    writer = ResultWriter(results, store, batch_size=1, wait=fake.wait)
+    writer.collect()
+
+    assert writer.flush() == 1
+    assert fake.now == 0.5 + 1.0

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from polling.engine.probe import PollSteps, resume
+from polling.engine.probe import PollSteps, crashed, resume
 from polling.engine.stats import PollStats
 from polling.engine.transfers import Transfers
 from polling.engine.transport import TransferError, Transport
@@ -349,9 +349,9 @@ class _Worker:
             result, error = poll.exchange.finish(code, message), None
         except TransferError as failed:
             result, error = None, failed
-        except Exception:
-            logger.exception("Polling project %s raised", poll.task.target.project_id)
-            self._finish(poll, None)
+        except Exception as failed:
+            poll.steps.close()
+            self._finish(poll, crashed(poll.task, failed))
             return
         self._advance(poll, result, error)
 
@@ -366,19 +366,14 @@ class _Worker:
                 poll.exchange = step
                 self._transfers.add(step, poll)
                 return
-        except Exception:  # poll() never raises; this keeps the worker alive
-            logger.exception("Polling project %s raised", poll.task.target.project_id)
+        except Exception as failed:  # poll() never raises; a last resort
             poll.steps.close()
-            step = None
+            step = crashed(poll.task, failed)
         self._finish(poll, step)
 
-    def _finish(self, poll: _Poll, outcome: Outcome | None) -> None:
+    def _finish(self, poll: _Poll, outcome: Outcome) -> None:
         executor = self._executor
         self._transfers.release(poll.transport)
-        if outcome is None:
-            executor._unclaim(polled=True)
-            executor._on_finished(poll.task.target.project_id, None)
-            return
         executor._poll_ended()
         logger.debug(
             "Polled project %s: %s %s %s ms %s",

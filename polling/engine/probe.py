@@ -4,7 +4,10 @@ Every failure becomes a down Outcome with a short reason a person can read
 ("timed out after 10 s", "connection refused", "expected 200, got 503").
 The project's timeout bounds the whole poll: DNS, connect, TLS, headers,
 body and every redirect, so a server that drips one byte a second cannot
-hold a worker.
+hold a worker; the checks on the body are bounded too (verdict.py).
+
+Log lines name the project by id, never by URL: a URL may carry
+credentials and tokens.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "MAX_BODY_BYTES",
     "USER_AGENT",
+    "crashed",
     "make_handle",
     "make_transfers",
     "poll_steps",
@@ -55,8 +59,7 @@ MAX_ERROR_LENGTH = 1000
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 SCHEMES = ("http", "https")
 _PLAIN_PREFIXES = ("http://", "https://")
-# Headers that must not follow a redirect to another origin.
-CREDENTIAL_HEADERS = frozenset({"authorization", "cookie"})
+DOWNGRADE_REFUSED = "redirect from https to http refused"
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
@@ -113,13 +116,17 @@ class _Trace:
 def probe(handle: Transport, task: Task) -> Outcome:
     """Poll the task's target once, on this thread, and say what happened."""
     steps = poll_steps(handle, task)
-    step = resume(steps)
-    while not isinstance(step, Outcome):
-        try:
-            result, error = perform(step), None
-        except TransferError as failed:
-            result, error = None, failed
-        step = resume(steps, result, error)
+    try:
+        step = resume(steps)
+        while not isinstance(step, Outcome):
+            try:
+                result, error = perform(step), None
+            except TransferError as failed:
+                result, error = None, failed
+            step = resume(steps, result, error)
+    except Exception as error:  # poll_steps() never raises; a last resort
+        steps.close()
+        return crashed(task, error)
     return step
 
 
@@ -158,21 +165,34 @@ def poll_steps(handle: Transport, task: Task) -> PollSteps:
         response = yield from _follow(
             handle, target, start + target.timeout_seconds, trace
         )
+        elapsed_ms = round((time.monotonic() - start) * 1000)
+        reason = _judge(target, response, elapsed_ms)
     except PollFailed as failed:
         return _outcome(task, started_at, trace, failed.status_code, failed.reason)
     except Exception as exc:
-        logger.warning("Unexpected error polling %s", target.url, exc_info=exc)
-        reason = f"unexpected error: {type(exc).__name__}: {exc}"
-        return _outcome(task, started_at, trace, None, reason)
-    elapsed_ms = round((time.monotonic() - start) * 1000)
+        return _outcome(task, started_at, trace, None, _unexpected(target, exc))
     return _outcome(
         task,
         started_at,
         trace,
         response.status_code,
-        _judge(target, response, elapsed_ms),
+        reason,
         response_time_ms=elapsed_ms,
     )
+
+
+def crashed(task: Task, error: BaseException) -> Outcome:
+    """The outcome of a poll that raised where nothing should: a failed
+    poll, so that it is stored and counted like any other."""
+    reason = _unexpected(task.target, error)
+    return _outcome(task, datetime.now(UTC), _Trace(), None, reason)
+
+
+def _unexpected(target: Target, error: BaseException) -> str:
+    logger.warning(
+        "Unexpected error polling project %s", target.project_id, exc_info=error
+    )
+    return f"unexpected error: {type(error).__name__}: {error}"
 
 
 def _judge(target: Target, response: Response, elapsed_ms: int) -> str:
@@ -263,7 +283,7 @@ def _follow(
             return response
         if response.status_code not in REDIRECT_STATUSES or not response.location:
             return response
-        request = _redirected(request, response)
+        request = _redirected(request, response, target.allow_insecure_redirects)
     raise PollFailed("too many redirects")
 
 
@@ -295,14 +315,24 @@ def _check_header(name: str, value: str) -> None:
         raise PollFailed(f"invalid request: the value of {name} has a line break")
 
 
-def _redirected(request: Request, response: Response) -> Request:
-    """The request a redirect asks for, as browsers (and httpx) make it."""
+def _redirected(
+    request: Request, response: Response, allow_insecure: bool = False
+) -> Request:
+    """The request a redirect asks for, as browsers (and httpx) make it,
+    except that nothing the project set goes to another origin: neither
+    its headers (any of them may be a credential) nor its body."""
     try:
         parts = urlsplit(response.location)
     except ValueError:
         raise PollFailed("invalid redirect location") from None
     if parts.scheme not in SCHEMES or not parts.hostname:
         raise PollFailed(f"unsupported redirect target: {response.location}")
+    if (
+        parts.scheme == "http"
+        and urlsplit(request.url).scheme == "https"
+        and not allow_insecure
+    ):
+        raise PollFailed(DOWNGRADE_REFUSED)
     method, body = request.method, request.body
     if (response.status_code == 303 and method != "HEAD") or (
         response.status_code in (301, 302) and method == "POST"
@@ -310,7 +340,7 @@ def _redirected(request: Request, response: Response) -> Request:
         method, body = "GET", b""
     headers = request.headers
     if _origin(request.url) != _origin(response.location):
-        headers = tuple(h for h in headers if h[0].lower() not in CREDENTIAL_HEADERS)
+        headers, body = (), b""
     return replace(
         request, method=method, url=response.location, headers=headers, body=body
     )
@@ -336,7 +366,7 @@ def _send(
         trace.add(error.phases)
         reason = transfer_reason(error, request.url, target.timeout_seconds)
         raise PollFailed(
-            reason or _unforeseen(error, request), error.status_code
+            reason or _unforeseen(error, target), error.status_code
         ) from None
     trace.add(response.phases, response.tls_expires_at)
     return response
@@ -346,11 +376,12 @@ def _timed_out(target: Target) -> str:
     return timed_out(target.timeout_seconds)
 
 
-def _unforeseen(error: TransferError, request: Request) -> str:
+def _unforeseen(error: TransferError, target: Target) -> str:
+    # libcurl's message may name the URL: it goes in the outcome, which
+    # the project's users see, not in the log.
     logger.warning(
-        "Unexpected libcurl error %d polling %s: %s",
+        "Unexpected libcurl error %d polling project %s",
         error.code,
-        request.url,
-        error.message,
+        target.project_id,
     )
     return f"unexpected error: curl error {error.code}: {error.message}"

@@ -51,6 +51,8 @@ class Target:
     interval_seconds: float = 300
     timeout_seconds: float = 10
     follow_redirects: bool = True
+    # Whether a redirect from https may lead to plain http.
+    allow_insecure_redirects: bool = False
     verify_tls: bool = True
     max_response_time_ms: int | None = None
     keyword: Keyword | None = None

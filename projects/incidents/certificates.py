@@ -6,7 +6,9 @@ its notification. A different certificate seen later (a renewal) resolves
 it, and opens a new incident only if that one expires soon too. An
 incident remembers its certificate's expiry, so a certificate already
 warned of is never warned of again, even when a load balancer flips
-between an old certificate and a renewed one.
+between an old certificate and a renewed one. A project whose URL leaves
+https meets no certificate any more: saving it resolves its open
+incident, with its own wording (resolve_left_https()).
 
 It runs in the writer's transaction after the project-state step, whose
 row locks serialise writers per project; the partial unique constraint
@@ -64,6 +66,31 @@ def record_certificates(sightings: Iterable[Sighting]) -> CertificateLedger:
             ledger.opened.append(_new_incident(project, sighting))
     _save(ledger)
     return ledger
+
+
+def resolve_left_https(project: Project, at: datetime) -> Incident | None:
+    """Resolve the project's open certificate incident, its URL being no
+    longer https: no poll will meet that certificate again. Returns the
+    incident, or None when none was open. Project.save() calls it, in the
+    transaction that stores the new URL."""
+    incident = (
+        Incident.objects.filter(project=project, kind=CERTIFICATE, resolved_at=None)
+        .select_related("acknowledged_by")
+        .first()
+    )
+    if incident is None:
+        return None
+    incident.project = project  # as saved: its name may have changed too
+    incident.resolved_at = at
+    incident.save(update_fields=["resolved_at"])
+    sentence = (
+        f"{project.name} is no longer polled over https: its certificate is "
+        "not watched any more."
+    )
+    outbox.queue_for_audience(
+        [_message(Event.RESOLVED, incident, at, sentence=sentence)]
+    )
+    return incident
 
 
 def _worth_warning(sighting: Sighting, project: Project | None, warned: set) -> bool:
@@ -151,9 +178,11 @@ def _save(ledger: CertificateLedger) -> None:
     )
 
 
-def _message(event: str, incident: Incident, at: datetime) -> outbox.Message:
+def _message(
+    event: str, incident: Incident, at: datetime, *, sentence: str = ""
+) -> outbox.Message:
     payload = incident_payload(event, incident, occurred_at=at)
-    payload["message"] = _sentence(event, incident)
+    payload["message"] = sentence or _sentence(event, incident)
     return outbox.Message(
         event=event,
         key=outbox.message_key(event, incident.pk),

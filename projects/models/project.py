@@ -106,6 +106,12 @@ class Project(models.Model):
         help_text="Follow up to 5 redirects. Off: a 3xx answer is the final "
         "status, checked against the expected status codes.",
     )
+    allow_insecure_redirects = models.BooleanField(
+        default=False,
+        help_text="Follow a redirect from https to plain http. Off: such a "
+        "redirect fails the poll. A redirect to another site never carries "
+        "the request's headers or body.",
+    )
     verify_tls = models.BooleanField(
         "verify TLS certificate",
         default=True,
@@ -274,10 +280,18 @@ class Project(models.Model):
                 self.ping_key = uuid.uuid4()
             if self.ping_deadline is None:
                 self.restart_heartbeat(timezone.now())
-        if self.tls_expires_at and not self.url.lower().startswith("https://"):
+        left_https = not self._state.adding and not self.url.lower().startswith(
+            "https://"
+        )
+        if self.tls_expires_at and left_https:
             # A certificate this project's polls no longer meet.
             self.tls_expires_at = None
         super().save(*args, **kwargs)
+        if left_https:
+            # Imported here: the incidents package imports the models.
+            from projects.incidents.certificates import resolve_left_https
+
+            resolve_left_https(self, timezone.now())
 
     def get_absolute_url(self) -> str:
         return reverse("dashboard:project", args=[self.pk])
