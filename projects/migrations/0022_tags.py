@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('projects', '0019_project_failing_index'),
+        ('projects', '0020_project_allow_insecure_redirects'),
     ]
 
     operations = [
