@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from polling.run import RunOptions
+from polling.run.options import RunOptions
 
 
 def test_a_child_gets_the_options_that_were_given_as_flags():

@@ -7,7 +7,8 @@ import pytest
 from django.db import connection
 
 from polling.control import ControlServer
-from polling.run import CannotRun, parts
+from polling.run import parts
+from polling.run.options import CannotRun
 from polling.sqlite_lock import lock_for
 from polling.wiring import config_from_settings, database_coordinator
 

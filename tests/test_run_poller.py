@@ -8,7 +8,8 @@ import threading
 import pytest
 
 from polling.engine.status import PollerStatus
-from polling.run import CannotRun, RunOptions, parts, poller
+from polling.run import parts, poller
+from polling.run.options import CannotRun, RunOptions
 from projects.models import PollResult
 from tests.factories import quick_projects
 

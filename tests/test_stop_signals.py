@@ -36,8 +36,6 @@ def test_sigint_asks_for_a_stop_too():
 
 SECOND_SIGNAL = """
 import os, signal
-import django
-django.setup()
 from polling.run.stop_signals import StopSignals
 with StopSignals() as stop:
     os.kill(os.getpid(), signal.SIGTERM)

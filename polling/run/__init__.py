@@ -10,13 +10,6 @@ as children of this process.
 - `parent.py`: `--processes N`.
 
 The management command only parses arguments and calls `run_poller` or
-`run_parent`.
+`run_parent`. This file imports nothing, so that importing one module
+(stop_signals needs no Django) does not import them all.
 """
-
-from __future__ import annotations
-
-from polling.run.options import CannotRun, RunOptions
-from polling.run.parent import run_parent
-from polling.run.poller import run_poller
-
-__all__ = ["CannotRun", "RunOptions", "run_parent", "run_poller"]

@@ -5,7 +5,9 @@ from dataclasses import fields
 
 from django.core.management.base import BaseCommand, CommandError
 
-from polling.run import CannotRun, RunOptions, run_parent, run_poller
+from polling.run.options import CannotRun, RunOptions
+from polling.run.parent import run_parent
+from polling.run.poller import run_poller
 
 
 class Command(BaseCommand):
