@@ -162,6 +162,9 @@ LOGGING = {
         "httpcore": {"level": "WARNING"},
         # Apprise's debug lines spell out service URLs, tokens included.
         "apprise": {"level": "WARNING"},
+        # django-q logs a dozen routine INFO lines every 30 s in the tasks
+        # process: WARNING, unless LOG_LEVEL is set explicitly.
+        "django-q": {"level": env.str("LOG_LEVEL", default="WARNING")},
     },
 }
 

@@ -137,3 +137,52 @@ def test_it_reads_well_on_a_phone(page, live_server):
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390
     screenshot(page, "overview-phone")
+
+
+def rgb(css_colour: str) -> tuple[int, ...]:
+    """(r, g, b) from a computed colour such as "rgb(15, 20, 25)"."""
+    return tuple(int(part) for part in css_colour[4:-1].split(","))[:3]
+
+
+def contrast(first: tuple[int, ...], second: tuple[int, ...]) -> float:
+    """The WCAG contrast ratio of two colours (1 to 21)."""
+
+    def luminance(colour):
+        channels = [c / 255 for c in colour]
+        linear = [
+            c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+            for c in channels
+        ]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    lighter, darker = sorted((luminance(first), luminance(second)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def computed(page, selector: str, prop: str) -> tuple[int, ...]:
+    return rgb(
+        page.locator(selector).first.evaluate(f"e => getComputedStyle(e).{prop}")
+    )
+
+
+def test_every_page_follows_a_dark_colour_scheme(page, live_server, seeded):
+    page.emulate_media(color_scheme="light")
+    assert computed(page, "body", "backgroundColor") == (255, 255, 255)
+
+    page.emulate_media(color_scheme="dark")
+    for path in ["/", seeded.get_absolute_url(), "/incidents/", "/poller/"]:
+        page.goto(f"{live_server.url}{path}")
+        background = computed(page, "body", "backgroundColor")
+        assert sum(background) < 3 * 40, path  # dark, not merely tinted
+        assert contrast(computed(page, "body", "color"), background) >= 7, path
+
+    # The heartbeat bars and the chart's line stay visible on the dark page
+    # (3:1, WCAG's minimum for graphics), and the down badge stays legible.
+    page.goto(f"{live_server.url}/")
+    for bar in [".hb-up", ".hb-down"]:
+        assert contrast(computed(page, bar, "backgroundColor"), background) >= 3
+    badge_text = computed(page, ".badge-down", "color")
+    assert contrast(badge_text, computed(page, ".badge-down", "backgroundColor")) >= 4.5
+    page.goto(f"{live_server.url}{seeded.get_absolute_url()}")
+    assert contrast(computed(page, "path.line-avg", "stroke"), background) >= 3
+    screenshot(page, "project-dark")

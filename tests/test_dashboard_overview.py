@@ -255,8 +255,9 @@ def test_a_page_costs_the_same_queries_for_5_or_60_projects(
     # Session, user, maintenance windows, state counts, page count, page,
     # the page's tags, uptime (the compaction boundary, rollups and the
     # first part-hour), heartbeats, and the banners' poller heartbeat and
-    # monitor outage, and the certificates expiring soon.
-    assert few == 14
+    # monitor outage, the certificates expiring soon, and the notification
+    # channels (for the setup hints).
+    assert few == 15
 
 
 def test_it_refreshes_itself(admin_client):

@@ -20,6 +20,7 @@ from django.db import connection
 from polling.engine.status import PollerStatus
 from projects.models import PollResult
 from tests.factories import quick_projects
+from tests.processes import process_env
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -198,3 +199,57 @@ def sigterm_when(condition) -> threading.Thread:
 
 def poller_threads() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("poller-")]
+
+
+# Runs the real runpoller in a process of its own, with one start-up step
+# patched to send SIGTERM to the process right after that step returns:
+# the signal lands at that exact point of start-up, every time.
+SIGTERM_AFTER_STEP = """
+import importlib, os, signal, sys
+import django
+django.setup()
+module_name, _, qualified = sys.argv[1].partition(":")
+class_name, method_name = qualified.split(".")
+owner = getattr(importlib.import_module(module_name), class_name)
+step = getattr(owner, method_name)
+def step_then_sigterm(*args, **kwargs):
+    result = step(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGTERM)
+    return result
+setattr(owner, method_name, step_then_sigterm)
+from django.core.management import execute_from_command_line
+execute_from_command_line(["manage.py", "runpoller"])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "step",
+    [
+        # The first step that must be undone: the SQLite lock, or on
+        # PostgreSQL this poller's row.
+        "polling.sqlite_lock:SinglePollerLock.acquire"
+        if connection.vendor == "sqlite"
+        else "polling.node:NodeHeartbeat.register",
+        "polling.control:ControlServer.start",
+        "polling.engine.coordinator:Coordinator.start",
+    ],
+)
+def test_a_sigterm_at_any_point_of_start_up_stops_cleanly(target_server, step):
+    """Once the handlers are in, a SIGTERM stops the poller cleanly: the
+    first case died with status -15 when they came after the lock."""
+    quick_projects(target_server, 2, timeout=5)
+    poller = subprocess.Popen(
+        [sys.executable, "-c", SIGTERM_AFTER_STEP, step],
+        cwd=ROOT,
+        env=process_env(POLLER_CONTROL_BIND="127.0.0.1:0"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out, err = poller.communicate(timeout=60)
+    finally:
+        poller.kill()
+    assert poller.returncode == 0, err
+    assert "Stopped." in out

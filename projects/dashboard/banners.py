@@ -1,5 +1,6 @@
 """Banners about the monitor itself, for the top of the dashboard pages:
-the poller is silent, or most targets fail at once."""
+the poller is silent, or most targets fail at once; and, on a fresh
+install, what is still missing before anyone hears of an outage."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Max
+from django.db.models import Count, Max, Q
+from django.urls import reverse
 from django.utils import timezone
 
-from projects.models import MonitorOutage, PollerNode
+from projects.models import MonitorOutage, NotificationChannel, PollerNode, Project
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +20,8 @@ class Banner:
     kind: str  # a CSS class suffix
     text: str
     since: datetime | None = None
+    link: str = ""  # where to fix it
+    link_text: str = ""
 
 
 def monitor_banners(now: datetime | None = None) -> list[Banner]:
@@ -60,3 +64,39 @@ def poller_banner(now: datetime) -> Banner | None:
             last_seen,
         )
     return None
+
+
+def setup_hints(*, has_projects: bool | None = None) -> list[Banner]:
+    """While nobody would be told of an outage: after the first project,
+    the next step (add a channel); then, while no enabled channel is the
+    default, a warning that new projects notify nobody. One query, and one
+    more on a fresh install unless the caller knows `has_projects`."""
+    channels = NotificationChannel.objects.aggregate(
+        all=Count("pk"), default=Count("pk", filter=Q(is_default=True, enabled=True))
+    )
+    if not channels["all"]:
+        if has_projects is None:
+            has_projects = Project.objects.exists()
+        if not has_projects:
+            return []  # the empty dashboard points to adding a project first
+        return [
+            Banner(
+                "setup",
+                "Next step: add a notification channel (a webhook, e-mail "
+                "addresses or an Apprise URL). Until one exists, incidents "
+                "notify nobody.",
+                link=reverse("admin:projects_notificationchannel_add"),
+                link_text="Add a notification channel",
+            )
+        ]
+    if not channels["default"]:
+        return [
+            Banner(
+                "warning",
+                "No default notification channel: new projects will notify "
+                "nobody, and neither will news about the monitor itself.",
+                link=reverse("admin:projects_notificationchannel_changelist"),
+                link_text="Mark a channel as default, or add one",
+            )
+        ]
+    return []

@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
-from projects.dashboard.banners import monitor_banners
+from projects.dashboard.banners import monitor_banners, setup_hints
 from projects.dashboard.queries.incidents import incident_list as list_incidents
 from projects.incidents.acknowledge import acknowledge as acknowledge_incident
 from projects.incidents.links import incident_from_token
@@ -35,6 +35,8 @@ def incident_list(request: HttpRequest) -> HttpResponse:
         "project": project,
         "now": timezone.now(),
         "banners": monitor_banners(),
+        # An incident implies a project: no query to ask.
+        "hints": setup_hints(has_projects=bool(page.object_list) or None),
     }
     return render(request, "projects/incidents.html", context)
 

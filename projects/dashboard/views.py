@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.gzip import gzip_page
 
-from projects.dashboard.banners import monitor_banners
+from projects.dashboard.banners import monitor_banners, setup_hints
 from projects.dashboard.queries.certificates import expiring_certificates
 from projects.dashboard.queries.deliveries import DELIVERIES_SHOWN, recent_deliveries
 from projects.dashboard.queries.heartbeats import latest_polls
@@ -62,6 +62,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "tag": tag,
         "ranges": OVERVIEW_RANGES,
         "banners": monitor_banners(),
+        "hints": setup_hints(has_projects=any(counts.values())),
         "certificates": expiring_certificates(),
         "now": now,
     }
