@@ -165,7 +165,8 @@ def test_the_command_prunes_and_records_the_run(polls_over_40_days, settings):
 def test_the_writer_never_waits_long_for_pruning(make_project):
     """A writer saving batches while polls are pruned waits at most
     WRITER_LOCK_WAIT for any lock, or its save fails (a tenfold margin on
-    the 100 ms aim; docs/benchmarks/2026-11-24-storage-pruning.md has the exact figures)."""
+    the 100 ms aim; docs/benchmarks/2026-11-24-storage-pruning.md has the
+    exact figures)."""
     projects = [make_project() for _ in range(20)]
     seed_old_polls(projects, 20_000)
     writer = ConcurrentWriter([p.pk for p in projects])

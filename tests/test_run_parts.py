@@ -46,6 +46,15 @@ def test_a_control_endpoint_beyond_loopback_needs_a_token_of_its_own(settings):
     assert isinstance(parts.control_server(coordinator), ControlServer)
 
 
+def test_a_short_token_beyond_loopback_is_one_clear_line(settings):
+    settings.POLLER_CONTROL_BIND = "0.0.0.0:9000"
+    settings.POLLER_CONTROL_TOKEN = "t" * 31
+    coordinator = database_coordinator(config_from_settings())
+
+    with pytest.raises(CannotRun, match="at least 32"):
+        parts.control_server(coordinator)
+
+
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite only")
 def test_a_held_sqlite_lock_is_one_clear_line():
     held = lock_for(connection.settings_dict)

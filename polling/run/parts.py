@@ -3,7 +3,6 @@ into one clear line (CannotRun)."""
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import socket
 
@@ -13,7 +12,12 @@ from django.utils import timezone
 
 from polling.auth import control_token
 from polling.checks import parse_bind
-from polling.control import ControlServer
+from polling.control import (
+    ControlServer,
+    WeakControlToken,
+    check_token,
+    is_loopback,
+)
 from polling.engine.config import PollerConfig
 from polling.engine.coordinator import Coordinator
 from polling.engine.types import RunState
@@ -61,7 +65,12 @@ def control_server(coordinator: Coordinator) -> ControlServer:
             "loopback address, with a token derived from SECRET_KEY. Set "
             "POLLER_CONTROL_TOKEN explicitly, or bind to 127.0.0.1."
         )
-    return ControlServer(coordinator, host=host, port=port, token=control_token())
+    token = control_token()
+    try:
+        check_token(host, token)
+    except WeakControlToken as error:
+        raise CannotRun(str(error)) from None
+    return ControlServer(coordinator, host=host, port=port, token=token)
 
 
 def start(coordinator: Coordinator, control: ControlServer | None) -> None:
@@ -113,12 +122,3 @@ def hand_over(keeper: LeaseKeeper) -> None:
         keeper.release_all()
     except DatabaseError as error:
         logger.warning("Could not release the shard leases: %s", error)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

@@ -12,10 +12,10 @@ class StatusField(models.CharField):
 
     A poll's row is written millions of times a day; stored as text the
     status takes 3 to 5 bytes and pushes the row past a PostgreSQL
-    alignment step (docs/benchmarks/2026-11-24-storage-bytes-per-poll.md, bytes per poll). The boolean takes
-    one. Everything read through Django (filters, values(), the admin) sees
-    `up` and `down`; raw SQL sees the boolean (true: up), and a writer that
-    bypasses Django stores True or False.
+    alignment step (docs/benchmarks/2026-11-24-storage-bytes-per-poll.md).
+    The boolean takes one. Everything read through Django (filters,
+    values(), the admin) sees `up` and `down`; raw SQL sees the boolean
+    (true: up), and a writer that bypasses Django stores True or False.
     """
 
     def __init__(self, *args, **kwargs) -> None:

@@ -77,8 +77,8 @@ class PollResult(PollFields):
     # One result per project and window, however many pollers (the writers
     # insert with ON CONFLICT DO NOTHING), and the order the readers want:
     # one project's polls by time. Without an id the row is 8 bytes shorter
-    # and the table has one B-tree, not two (docs/benchmarks/2026-11-24-storage-bytes-per-poll.md, bytes per
-    # poll).
+    # and the table has one B-tree, not two
+    # (docs/benchmarks/2026-11-24-storage-bytes-per-poll.md).
     pk = models.CompositePrimaryKey("project", "polled_at")
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="results", db_index=False
