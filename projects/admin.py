@@ -16,6 +16,7 @@ from projects.as_code.admin_views import as_code_urls
 from projects.forms import ProjectForm
 from projects.models import HousekeepingRun, PollResultRow, Project, Tag
 from projects.signals import projects_bulk_changed
+from projects.teams.admin_scoping import TeamScopedAdmin
 
 RECENT_RESULTS_SHOWN = 20
 # Counting millions of rows on every page is the usual reason a results
@@ -45,7 +46,7 @@ def status_badge(status: str) -> SafeString:
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(TeamScopedAdmin):
     form = ProjectForm
     # Adds "Export as YAML" and "Import YAML" (projects/as_code/admin_views.py).
     change_list_template = "admin/projects/project/change_list.html"
@@ -59,7 +60,13 @@ class ProjectAdmin(admin.ModelAdmin):
         "last_polled_at",
         "response_time_column",
     ]
-    list_filter = ["enabled", "state", "kind", "method", "tags"]
+    list_filter = [
+        "enabled",
+        "state",
+        "kind",
+        "method",
+        ("tags", admin.RelatedOnlyFieldListFilter),
+    ]
     search_fields = ["name", "url"]
     filter_horizontal = ["tags"]
     actions = ["enable_projects", "disable_projects"]
@@ -208,12 +215,12 @@ class ProjectAdmin(admin.ModelAdmin):
             project.pk,
         )
 
-    @admin.action(description="Enable selected projects")
+    @admin.action(description="Enable selected projects", permissions=["change"])
     def enable_projects(self, request: HttpRequest, queryset: QuerySet) -> None:
         count = set_enabled(queryset, enabled=True)
         self.message_user(request, f"Enabled {count} project(s).", messages.SUCCESS)
 
-    @admin.action(description="Disable selected projects")
+    @admin.action(description="Disable selected projects", permissions=["change"])
     def disable_projects(self, request: HttpRequest, queryset: QuerySet) -> None:
         count = set_enabled(queryset, enabled=False)
         self.message_user(request, f"Disabled {count} project(s).", messages.SUCCESS)
@@ -236,7 +243,7 @@ class CappedCountPaginator(Paginator):
 
 
 @admin.register(PollResultRow)
-class PollResultAdmin(admin.ModelAdmin):
+class PollResultAdmin(TeamScopedAdmin):
     list_display = [
         "polled_at",
         "project",
@@ -249,7 +256,7 @@ class PollResultAdmin(admin.ModelAdmin):
     # Rows have no page of their own (see PollResultRow) and no actions.
     list_display_links = None
     actions = None
-    list_filter = ["status", "project"]
+    list_filter = ["status", ("project", admin.RelatedOnlyFieldListFilter)]
     list_select_related = ["project"]
     date_hierarchy = "polled_at"
     paginator = CappedCountPaginator
@@ -336,7 +343,7 @@ class HousekeepingRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(Tag)
-class TagAdmin(admin.ModelAdmin):
+class TagAdmin(TeamScopedAdmin):
     list_display = ["name", "color", "project_count"]
     search_fields = ["name"]
 
@@ -351,3 +358,4 @@ class TagAdmin(admin.ModelAdmin):
 # Maintenance windows, channels, the outbox and the delivery log.
 from projects import maintenance_admin  # noqa: E402, F401
 from projects.notifications import admin as notifications_admin  # noqa: E402, F401
+from projects.teams import admin as teams_admin  # noqa: E402, F401

@@ -13,17 +13,20 @@ from django.db import transaction
 from projects.as_code.plan import Plan, plan_import
 from projects.as_code.schema import SECTIONS
 from projects.as_code.validation import CheckedEntry
-from projects.models import Project
+from projects.models import Project, Team
 from projects.signals import projects_bulk_changed
 
 MODELS = {section.key: section.model for section in SECTIONS}
 
 
-def import_projects(text: str, *, prune: bool = False) -> Plan:
-    """Plan and apply `text` in one transaction; raises InvalidFile, having
-    changed nothing, when any entry is invalid."""
+def import_projects(
+    text: str, *, prune: bool = False, team: Team | None = None
+) -> Plan:
+    """Plan and apply `text` in one transaction, into `team` (the install's
+    first team when None); raises InvalidFile, having changed nothing, when
+    any entry is invalid."""
     with transaction.atomic():
-        plan = plan_import(text, prune=prune)
+        plan = plan_import(text, prune=prune, team=team)
         apply_plan(plan)
     return plan
 
@@ -50,7 +53,9 @@ def _save(entry: CheckedEntry) -> None:
         instance.save()
     for name, target in section.references.items():
         if is_new or entry.old[name] != entry.new[name]:
-            related = MODELS[target].objects.filter(name__in=entry.references[name])
+            related = MODELS[target].objects.filter(
+                team_id=instance.team_id, name__in=entry.references[name]
+            )
             getattr(instance, name).set(related)
 
 

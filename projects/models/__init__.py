@@ -28,6 +28,7 @@ from projects.models.results import (
     PollResultRow,
 )
 from projects.models.tags import Tag
+from projects.models.teams import Membership, Role, Team
 
 __all__ = [
     "DEFAULT_INTERVAL",
@@ -43,6 +44,7 @@ __all__ = [
     "HousekeepingRun",
     "Incident",
     "MaintenanceWindow",
+    "Membership",
     "MonitorOutage",
     "Notification",
     "NotificationChannel",
@@ -50,7 +52,9 @@ __all__ = [
     "PollResultRow",
     "PollerNode",
     "Project",
+    "Role",
     "ShardLease",
     "Status",
     "Tag",
+    "Team",
 ]

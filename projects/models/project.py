@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from projects.models.teams import NamedInTeam, team_field
 from projects.project_rules import combination_errors, normalized_status_codes
 from projects.units import SECONDS_PER_UNIT
 from projects.validators import (
@@ -39,7 +40,7 @@ class Status(models.TextChoices):
     DOWN = "down", "Down"
 
 
-class Project(models.Model):
+class Project(NamedInTeam):
     class Kind(models.TextChoices):
         POLL = "poll", "Polled: the monitor checks a URL"
         HEARTBEAT = "heartbeat", "Heartbeat: a job pings the monitor"
@@ -77,7 +78,8 @@ class Project(models.Model):
         MINUTES = "minutes", "minutes"
         HOURS = "hours", "hours"
 
-    name = models.CharField(max_length=200, unique=True)
+    team = team_field()
+    name = models.CharField(max_length=200)
     kind = models.CharField(
         max_length=9,
         choices=Kind,
@@ -268,6 +270,11 @@ class Project(models.Model):
                 fields=["id"],
                 condition=Q(failing_since__isnull=False),
                 name="project_failing",
+            )
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "name"], name="project_name_per_team"
             )
         ]
 

@@ -1,0 +1,119 @@
+"""The admin's side of teams: every list, form, filter and permission of a
+team-owned model goes through TeamScopedAdmin, which asks
+projects.teams.scoping, so the admin shows and changes only the current
+team's objects, as the user's role there allows.
+
+Roles, not Django's per-model permissions, decide here: viewers read,
+editors change (`edit_role`), managers also manage people and keys. A
+superuser may do everything in whichever team is current.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.core.exceptions import FieldDoesNotExist
+from django.db.models import Model
+from django.http import HttpRequest
+
+from projects.models import Role
+from projects.teams.forms import TeamValidatedForm
+from projects.teams.scoping import TEAM_PATHS, current_team, for_team, may
+
+# Fields whose value is a credential: never filterable, searchable or
+# sortable, in any model's admin, through any relation.
+SECRET_FIELDS = {
+    ("projects", "notificationchannel", "url"),
+    ("projects", "notificationchannel", "secret"),
+    ("auth", "user", "password"),
+}
+
+
+def reveals_secret(model: type[Model], lookup: str) -> bool:
+    """Whether a changelist lookup such as `notification__channel__secret__startswith`
+    reaches a secret field: comparing against it leaks it a character at a
+    time."""
+    for part in lookup.split("__"):
+        try:
+            field = model._meta.get_field(part)
+        except FieldDoesNotExist:
+            return False  # a lookup name (startswith) or a bad path
+        meta = field.model._meta
+        if (meta.app_label, meta.model_name, field.name) in SECRET_FIELDS:
+            return True
+        if field.related_model is None:
+            return False
+        model = field.related_model
+    return False
+
+
+class TeamScopedAdmin(admin.ModelAdmin):
+    view_role = Role.VIEWER
+    edit_role = Role.EDITOR
+
+    def get_queryset(self, request: HttpRequest):
+        return for_team(super().get_queryset(request), current_team(request))
+
+    def get_exclude(self, request, obj=None):
+        return [*(super().get_exclude(request, obj) or []), "team"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change, **kwargs)
+        return team_form(form, current_team(request))
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        return _scoped_choices(field, db_field, request)
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        field = super().formfield_for_manytomany(db_field, request, **kwargs)
+        return _scoped_choices(field, db_field, request)
+
+    def lookup_allowed(self, lookup, value, request=None) -> bool:
+        if reveals_secret(self.model, lookup):
+            return False
+        return super().lookup_allowed(lookup, value, request)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self._may(request, self.view_role)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._may(request, self.view_role)
+
+    def has_add_permission(self, request: HttpRequest, *args) -> bool:
+        return self._may(request, self.edit_role)
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._may(request, self.edit_role)
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._may(request, self.edit_role)
+
+    def _may(self, request: HttpRequest, role: str) -> bool:
+        user = request.user
+        return user.is_active and (user.is_superuser or may(request, role))
+
+
+def _scoped_choices(field, db_field, request: HttpRequest):
+    if field is not None and db_field.related_model in TEAM_PATHS:
+        field.queryset = for_team(field.queryset, current_team(request))
+    return field
+
+
+def team_form(form_class, team):
+    """`form_class` whose new objects belong to `team`, and whose
+    validation includes `team`, so a name taken in the team is a form
+    error rather than a failed insert (and one taken in another team is
+    no error at all)."""
+    if team is None or "team" not in {
+        f.name for f in form_class._meta.model._meta.fields
+    }:
+        return form_class
+
+    class TeamForm(form_class, TeamValidatedForm):
+        def __init__(self, *args, **kwargs):
+            if kwargs.get("instance") is None:
+                kwargs["instance"] = self._meta.model(team=team)
+            super().__init__(*args, **kwargs)
+
+    TeamForm.__name__ = form_class.__name__
+    return TeamForm
