@@ -9,5 +9,6 @@ urlpatterns = [
     path("poller/", include("polling.urls")),
     path("ping/", include("polling.ping_urls")),
     path("incidents/", include("projects.dashboard.incident_urls")),
+    path("status/", include("projects.status_pages.urls")),
     path("", include("projects.dashboard.urls")),
 ]

@@ -1,0 +1,155 @@
+"""The status page: what it shows, safely, in a fixed number of queries,
+fresh on the next request, and 304 to a conditional request."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from projects.models import Project, StatusPage, StatusUpdate
+from tests.status_pages import build_page
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+def test_the_page_shows_sections_states_uptime_and_the_incident_timeline(client):
+    built = build_page()
+
+    response = client.get("/status/acme/")
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Partial outage" in html
+    assert html.count('class="project"') == 20
+    for name in ("Section 1", "Section 2", "Section 3"):
+        assert name in html
+    assert f"{built.down.name} is down" in html
+    assert "<strong>errors</strong>" in html
+    assert html.index("A full disk") < html.index("looking into")  # newest first
+    assert html.count('role="img"') == 20 * 90
+    day = (timezone.now().date() - timedelta(days=1)).isoformat()
+    assert re.search(rf'aria-label="{day}: [0-9.]+% up, [0-9a-z ]+ down"', html)
+
+
+def test_a_day_cell_gives_the_days_uptime_and_downtime(client):
+    built = build_page(projects=1, sections=1, days=3)
+    from projects.models import DailyRollup
+
+    day = timezone.now().date() - timedelta(days=1)
+    DailyRollup.objects.filter(day=day).update(polls=1440, failures=1)
+
+    html = client.get("/status/acme/").content.decode()
+
+    assert f'aria-label="{day.isoformat()}: 99.93% up, 1 min down"' in html
+    assert built.projects[0].name in html
+
+
+def test_markdown_in_an_update_cannot_run_script(client):
+    built = build_page(projects=2, sections=1, days=2)
+    StatusUpdate.objects.create(
+        incident=built.incident,
+        message="<script>alert(1)</script> [x](javascript:alert(2)) "
+        "<img src=x onerror=alert(3)>",
+    )
+
+    html = client.get("/status/acme/").content.decode()
+
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert 'href="javascript' not in html
+    assert "<img src=x" not in html
+
+
+@pytest.mark.parametrize("count", [5, 50])
+def test_the_page_costs_the_same_queries_for_5_or_50_projects(client, count):
+    build_page(projects=count, sections=3, days=30)
+
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/status/acme/").status_code == 200
+
+    assert len(queries) == 11
+
+
+def test_an_update_shows_on_the_next_request(client):
+    built = build_page(projects=3, sections=1, days=2)
+    assert "Rolled back" not in client.get("/status/acme/").content.decode()
+
+    StatusUpdate.objects.create(
+        incident=built.incident, status="monitoring", message="Rolled back."
+    )
+
+    assert "Rolled back" in client.get("/status/acme/").content.decode()
+
+
+def test_a_state_change_by_the_writer_shows_on_the_next_request(client):
+    built = build_page(projects=3, sections=1, days=2)
+    assert "Partial outage" in client.get("/status/acme/").content.decode()
+
+    # The writer changes states with bulk SQL: no signal is sent.
+    Project.objects.filter(pk=built.down.pk).update(state=Project.State.UP)
+
+    assert "All systems operational" in client.get("/status/acme/").content.decode()
+
+
+def test_a_conditional_request_gets_304_until_something_changes(client):
+    built = build_page(projects=3, sections=1, days=2)
+    first = client.get("/status/acme/")
+    etag = first["ETag"]
+    assert first["Last-Modified"]
+
+    again = client.get("/status/acme/", HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 304
+    assert again.content == b""
+
+    StatusUpdate.objects.create(incident=built.incident, message="More news.")
+    changed = client.get("/status/acme/", HTTP_IF_NONE_MATCH=etag)
+    assert changed.status_code == 200
+    assert changed["ETag"] != etag
+
+
+def test_a_cached_page_costs_one_query_for_its_slug_and_one_for_its_version(client):
+    build_page(projects=5, sections=1, days=2)
+    client.get("/status/acme/")
+
+    with CaptureQueriesContext(connection) as queries:
+        client.get("/status/acme/")
+
+    assert len(queries) == 2
+
+
+def test_a_private_page_needs_a_login(client, admin_client):
+    build_page(projects=2, sections=1, days=2)
+    StatusPage.objects.update(visibility=StatusPage.Visibility.PRIVATE)
+
+    assert client.get("/status/acme/").status_code == 302
+    response = admin_client.get("/status/acme/")
+    assert response.status_code == 200
+    assert "private" in response["Cache-Control"]
+
+
+def test_an_unknown_page_is_404(client):
+    assert client.get("/status/nope/").status_code == 404
+
+
+def test_incidents_can_wait_for_their_first_update(client):
+    built = build_page(projects=2, sections=1, days=2)
+    StatusUpdate.objects.all().delete()
+    StatusPage.objects.update(incidents_need_update=True)
+
+    assert "is down" not in client.get("/status/acme/").content.decode()
+
+    StatusUpdate.objects.create(incident=built.incident, message="Looking.")
+    assert "is down" in client.get("/status/acme/").content.decode()
