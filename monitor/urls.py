@@ -10,5 +10,6 @@ urlpatterns = [
     path("ping/", include("polling.ping_urls")),
     path("incidents/", include("projects.dashboard.incident_urls")),
     path("status/", include("projects.status_pages.urls")),
+    path("incidents/", include("projects.status_pages.update_urls")),
     path("", include("projects.dashboard.urls")),
 ]
