@@ -11,5 +11,6 @@ urlpatterns = [
     path("incidents/", include("projects.dashboard.incident_urls")),
     path("status/", include("projects.status_pages.urls")),
     path("incidents/", include("projects.status_pages.update_urls")),
+    path("badge/", include("projects.status_pages.badge_urls")),
     path("", include("projects.dashboard.urls")),
 ]

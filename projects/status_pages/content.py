@@ -10,7 +10,13 @@ from datetime import datetime, timedelta
 
 from django.db.models import Q, Sum
 
-from projects.models import HourlyRollup, Project, StatusPage, StatusPageSection
+from projects.models import (
+    HourlyRollup,
+    Incident,
+    Project,
+    StatusPage,
+    StatusPageSection,
+)
 from projects.status_pages import days as day_cells
 from projects.status_pages.incidents import IncidentView, page_incidents
 from projects.status_pages.maintenance import MaintenanceView, page_maintenance
@@ -151,3 +157,27 @@ def response_times(ids: list[int], now: datetime) -> dict[int, int]:
         for row in rows
         if row["count"]
     }
+
+
+def overall_state(page: StatusPage, now: datetime) -> str:
+    """The page's state alone, for its badge: no uptime, no timeline."""
+    members = section_members(list(page.sections.all()))
+    ids = sorted({pk for pks in members.values() for pk in pks})
+    projects = Project.objects.filter(id__in=ids).values("id", "enabled", "state")
+    _, covered = page_maintenance(ids, now)
+    manual = set(
+        Incident.objects.filter(
+            project_id__in=ids, kind=Incident.Kind.MANUAL, resolved_at__isnull=True
+        ).values_list("project_id", flat=True)
+    )
+    return page_state(
+        [
+            project_state(
+                enabled=p["enabled"],
+                state=p["state"],
+                in_maintenance=covered is None or p["id"] in covered,
+                manual_incident=p["id"] in manual,
+            )
+            for p in projects
+        ]
+    )

@@ -1,8 +1,9 @@
 from django.urls import path
 
-from projects.status_pages import views
+from projects.status_pages import badge_views, views
 
 app_name = "status_pages"
 urlpatterns = [
     path("<slug:slug>/", views.status_page, name="page"),
+    path("<slug:slug>/badge.svg", badge_views.page_badge, name="badge"),
 ]
