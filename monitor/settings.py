@@ -74,6 +74,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A status page's custom_domain serves that page at /.
+    "projects.status_pages.domains.CustomDomainMiddleware",
 ]
 
 ROOT_URLCONF = "monitor.urls"

@@ -153,3 +153,43 @@ def test_incidents_can_wait_for_their_first_update(client):
 
     StatusUpdate.objects.create(incident=built.incident, message="Looking.")
     assert "is down" in client.get("/status/acme/").content.decode()
+
+
+def test_a_custom_domain_serves_its_page_at_the_root(client, settings):
+    settings.ALLOWED_HOSTS = ["status.example.com", "testserver"]
+    build_page(projects=3, sections=1, days=2)
+    StatusPage.objects.update(custom_domain="status.example.com")
+
+    response = client.get("/", HTTP_HOST="status.example.com")
+
+    assert response.status_code == 200
+    assert "Acme status" in response.content.decode()
+    assert 'href="/feed.atom"' in response.content.decode()
+    badge = client.get("/badge.svg", HTTP_HOST="status.example.com")
+    assert badge["Content-Type"].startswith("image/svg+xml")
+
+
+def test_other_hosts_still_get_the_dashboard_at_the_root(client, settings):
+    settings.ALLOWED_HOSTS = ["status.example.com", "monitor.example.com"]
+    build_page(projects=3, sections=1, days=2)
+    StatusPage.objects.update(custom_domain="status.example.com")
+
+    response = client.get("/", HTTP_HOST="monitor.example.com")
+
+    assert response.status_code == 302
+    assert "/admin/login/" in response["Location"]
+
+
+def test_a_section_takes_the_projects_of_its_tag(client):
+    from projects.models import StatusPageSection, Tag
+
+    built = build_page(projects=2, sections=1, days=2)
+    tag = Tag.objects.create(name="edge")
+    tagged = Project.objects.create(name="cdn edge", url="http://127.0.0.1:9/")
+    tagged.tags.add(tag)
+    StatusPageSection.objects.create(page=built.page, name="Edge", tag=tag)
+
+    html = client.get("/status/acme/").content.decode()
+
+    assert "cdn edge" in html
+    assert "Edge" in html

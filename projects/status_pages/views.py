@@ -69,3 +69,9 @@ def build(page: StatusPage, base: str) -> tuple[str, float, str]:
     )
     etag = f'"{page.pk}-{now.timestamp():.6f}"'
     return etag, now.timestamp(), html
+
+
+def domain_page(request: HttpRequest) -> HttpResponse:
+    """/ on a page's custom domain (projects.status_pages.domains)."""
+    page = get_object_or_404(StatusPage, slug=request.status_page_slug)
+    return render_page(request, page, base="/")
