@@ -9,6 +9,7 @@ from django.urls import path
 
 from monitor.urls import urlpatterns as site_urlpatterns
 from projects.status_pages import badge_views, views
+from projects.status_pages.feeds import PageFeed
 
 
 def for_this_domain(view):
@@ -22,5 +23,6 @@ def for_this_domain(view):
 urlpatterns = [
     path("", views.domain_page, name="status_page_home"),
     path("badge.svg", for_this_domain(badge_views.page_badge)),
+    path("feed.atom", for_this_domain(PageFeed())),
     *site_urlpatterns,
 ]

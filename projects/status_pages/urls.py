@@ -1,9 +1,11 @@
 from django.urls import path
 
 from projects.status_pages import badge_views, views
+from projects.status_pages.feeds import PageFeed
 
 app_name = "status_pages"
 urlpatterns = [
     path("<slug:slug>/", views.status_page, name="page"),
     path("<slug:slug>/badge.svg", badge_views.page_badge, name="badge"),
+    path("<slug:slug>/feed.atom", PageFeed(), name="feed"),
 ]
