@@ -32,6 +32,7 @@ def build_page(
     days: int = 90,
     now: datetime | None = None,
     slug: str = "acme",
+    with_incident: bool = True,
 ) -> Built:
     now = now or datetime.now(UTC)
     page = StatusPage.objects.create(title="Acme status", slug=slug)
@@ -54,6 +55,8 @@ def build_page(
         groups[n % sections].projects.add(project)
     add_rollups(made, days=days, now=now)
     down = made[min(1, len(made) - 1)]
+    if not with_incident:
+        return Built(page, made, down, None)
     Project.objects.filter(pk=down.pk).update(
         state=Project.State.DOWN, last_status="down"
     )

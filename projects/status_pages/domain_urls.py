@@ -8,7 +8,7 @@ from functools import wraps
 from django.urls import path
 
 from monitor.urls import urlpatterns as site_urlpatterns
-from projects.status_pages import badge_views, views
+from projects.status_pages import badge_views, subscriptions, views
 from projects.status_pages.feeds import PageFeed
 
 
@@ -24,5 +24,6 @@ urlpatterns = [
     path("", views.domain_page, name="status_page_home"),
     path("badge.svg", for_this_domain(badge_views.page_badge)),
     path("feed.atom", for_this_domain(PageFeed())),
+    path("subscribe/", for_this_domain(subscriptions.subscribe)),
     *site_urlpatterns,
 ]
