@@ -134,3 +134,10 @@ def test_text_in_a_badge_is_escaped_and_sized():
     root = ET.fromstring(svg)
     assert root.get("aria-label") == "a<b: x&y"
     assert text_width("mmm") > text_width("iii")
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    from django.core.cache import cache
+
+    cache.clear()

@@ -80,7 +80,7 @@ def test_the_page_costs_the_same_queries_for_5_or_50_projects(client, count):
     with CaptureQueriesContext(connection) as queries:
         assert client.get("/status/acme/").status_code == 200
 
-    assert len(queries) == 11
+    assert len(queries) == 12
 
 
 def test_an_update_shows_on_the_next_request(client):
@@ -193,3 +193,31 @@ def test_a_section_takes_the_projects_of_its_tag(client):
 
     assert "cdn edge" in html
     assert "Edge" in html
+
+
+def test_a_day_without_polls_between_others_has_no_data(client):
+    from projects.models import DailyRollup
+
+    build_page(projects=1, sections=1, days=5)
+    gap = timezone.now().date() - timedelta(days=2)
+    DailyRollup.objects.filter(day=gap).delete()
+
+    html = client.get("/status/acme/").content.decode()
+
+    assert f'aria-label="{gap.isoformat()}: no data"' in html
+    before = (gap - timedelta(days=1)).isoformat()
+    assert f'aria-label="{before}: 100% up, 0 s down"' in html
+
+
+def test_the_page_is_sent_gzipped_to_browsers_that_ask(client):
+    import gzip
+
+    build_page(projects=3, sections=1, days=30)
+    plain = client.get("/status/acme/")
+
+    packed = client.get("/status/acme/", HTTP_ACCEPT_ENCODING="gzip, br")
+
+    assert packed["Content-Encoding"] == "gzip"
+    assert gzip.decompress(packed.content) == plain.content
+    assert len(packed.content) * 5 < len(plain.content)
+    assert "Accept-Encoding" in packed["Vary"]

@@ -7,6 +7,7 @@ embedded image shows something readable instead of a broken picture.
 
 from __future__ import annotations
 
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.utils.cache import patch_cache_control
@@ -17,6 +18,7 @@ from projects.status_pages.badges import UNKNOWN, Badge
 from projects.status_pages.svg import badge as draw
 
 BADGE_MAX_AGE = 60
+SUMMED_BADGE_CACHE_SECONDS = 30
 SVG = "image/svg+xml; charset=utf-8"
 
 
@@ -60,6 +62,16 @@ def _project_badge(project: dict, kind: str) -> Badge:
         return badges.status_badge(project)
     if kind == "certificate":
         return badges.certificate_badge(project, now)
+    # Sums over rollups move slowly: kept a little, per project, so a
+    # README viewed by many costs one indexed lookup each time.
+    return cache.get_or_set(
+        f"badge:{project['id']}:{kind}",
+        lambda: _summed_badge(project, kind, now),
+        SUMMED_BADGE_CACHE_SECONDS,
+    )
+
+
+def _summed_badge(project: dict, kind: str, now) -> Badge:
     if kind == "response-time":
         average = content.response_times([project["id"]], now).get(project["id"])
         return badges.response_time_badge(average)

@@ -72,7 +72,7 @@ def load(page: StatusPage, now: datetime) -> PageContent:
         pk: row["interval"] * SECONDS_PER_UNIT[row["interval_unit"]]
         for pk, row in projects.items()
     }
-    cells = day_cells.days_by_project(intervals, page.show_uptime_days, now)
+    bars = day_cells.bars_by_project(intervals, page.show_uptime_days, now)
     maintenance, covered = page_maintenance(ids, now)
     incidents = page_incidents(page, projects, now)
     manual = {i.project_id for i in incidents.open if i.manual}
@@ -86,13 +86,13 @@ def load(page: StatusPage, now: datetime) -> PageContent:
             in_maintenance=covered is None or pk in covered,
             manual_incident=pk in manual,
         )
-        percent = day_cells.total(cells[pk]).percent
+        percent = bars[pk].uptime.percent
         return ProjectRow(
             name=project["name"],
             state=state,
             look=PROJECT_STATES[state],
             uptime="" if percent is None else day_cells.percent_text(percent),
-            bar=day_cells.bar_html(cells[pk]),
+            bar=bars[pk].html,
             response_ms=responses.get(pk),
         )
 
