@@ -11,7 +11,7 @@ incident with two updates), starts gunicorn, and times over HTTP:
 - badges: a project's status and 30-day uptime badges.
 
     .venv/bin/python bench/bench_status_page.py
-    .venv/bin/python bench/bench_status_page.py --requests 50 --append docs/status-pages.md
+    .venv/bin/python bench/bench_status_page.py --append docs/status-pages.md
 
 PG_URL (default postgres://postgres@127.0.0.1:5432) chooses the server.
 """
@@ -128,7 +128,8 @@ def seed(conn: psycopg.Connection) -> None:
     )
     conn.execute(
         f"""
-        INSERT INTO projects_statuspagesection_projects (statuspagesection_id, project_id)
+        INSERT INTO projects_statuspagesection_projects (
+            statuspagesection_id, project_id)
         SELECT s.id, p.id FROM projects_project p
         JOIN projects_statuspagesection s ON s.position = (p.id % {SECTIONS}) + 1
         """

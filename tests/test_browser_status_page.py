@@ -105,5 +105,6 @@ def test_a_badge_in_a_plain_html_page_renders(browser, built, live_server, tmp_p
         "[document.getElementById('b').naturalWidth, "
         "document.getElementById('b').naturalHeight]"
     )
-    assert size[0] > 50 and size[1] == 20
+    assert size[0] > 50
+    assert size[1] == 20
     page.close()
