@@ -85,6 +85,11 @@ class StatusPageAdmin(admin.ModelAdmin):
         ),
     ]
 
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if db_field.name == "logo_url":
+            kwargs["assume_scheme"] = "https"
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
     @admin.display(description="page")
     def page_link(self, page: StatusPage) -> SafeString:
         return format_html('<a href="{0}">{0}</a>', page.get_absolute_url())

@@ -111,3 +111,66 @@ def test_a_manual_incident_is_added_in_the_admin_and_resolved_by_an_update(
     assert incident.kind == Incident.Kind.MANUAL
     assert incident.resolved_at is not None
     assert Project.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_page_with_a_section_is_made_in_the_admin(admin_client, make_project):
+    from projects.models import StatusPage
+
+    project = make_project(name="api")
+    assert admin_client.get(reverse("admin:projects_statuspage_add")).status_code == 200
+
+    response = admin_client.post(
+        reverse("admin:projects_statuspage_add"),
+        {
+            "title": "Acme",
+            "slug": "acme",
+            "description": "",
+            "logo_url": "",
+            "footer": "",
+            "visibility": "public",
+            "custom_domain": "Status.Example.com/x",
+            "show_uptime_days": "90",
+            "sections-TOTAL_FORMS": "1",
+            "sections-INITIAL_FORMS": "0",
+            "sections-0-name": "API",
+            "sections-0-position": "0",
+            "sections-0-projects": [project.pk],
+        },
+    )
+    assert "Enter a host name such as status.example.com" in response.content.decode()
+
+    response = admin_client.post(
+        reverse("admin:projects_statuspage_add"),
+        {
+            "title": "Acme",
+            "slug": "acme",
+            "visibility": "public",
+            "custom_domain": "status.example.com",
+            "show_uptime_days": "90",
+            "sections-TOTAL_FORMS": "1",
+            "sections-INITIAL_FORMS": "0",
+            "sections-0-name": "API",
+            "sections-0-position": "0",
+            "sections-0-projects": [project.pk],
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    page = StatusPage.objects.get()
+    assert list(page.sections.get().projects.all()) == [project]
+
+
+@pytest.mark.django_db
+def test_the_incident_and_subscriber_lists_open(admin_client, make_project):
+    now = timezone.now()
+    Incident.objects.create(project=make_project(), started_at=now, confirmed_at=now)
+
+    for name in ("incident", "subscriber", "statuspage"):
+        url = reverse(f"admin:projects_{name}_changelist")
+        assert admin_client.get(url).status_code == 200
+    project = Project.objects.get()
+    url = reverse("admin:projects_project_change", args=[project.pk])
+    assert (
+        f"/badge/{project.badge_key}/status.svg"
+        in admin_client.get(url).content.decode()
+    )

@@ -221,3 +221,52 @@ def test_the_page_is_sent_gzipped_to_browsers_that_ask(client):
     assert gzip.decompress(packed.content) == plain.content
     assert len(packed.content) * 5 < len(plain.content)
     assert "Accept-Encoding" in packed["Vary"]
+
+
+def test_active_and_upcoming_maintenance_show_and_set_the_state(client):
+    from projects.models import MaintenanceWindow
+
+    built = build_page(projects=2, sections=1, days=2, with_incident=False)
+    Project.objects.update(state=Project.State.UP)
+    now = timezone.now()
+    active = MaintenanceWindow.objects.create(
+        name="Database upgrade",
+        starts_at=now - timedelta(minutes=5),
+        ends_at=now + timedelta(hours=1),
+    )
+    active.projects.set(built.projects)
+    MaintenanceWindow.objects.create(
+        name="Network work",
+        starts_at=now + timedelta(days=2),
+        ends_at=now + timedelta(days=2, hours=1),
+        all_projects=True,
+    )
+
+    html = client.get("/status/acme/").content.decode()
+
+    assert "Under maintenance" in html
+    assert "Database upgrade" in html
+    assert "In progress" in html
+    assert "Network work" in html
+    assert "Scheduled" in html
+
+
+def test_an_open_manual_incident_shows_with_its_title(client):
+    from projects.models import Incident
+
+    built = build_page(projects=2, sections=1, days=2, with_incident=False)
+    Project.objects.update(state=Project.State.UP)
+    now = timezone.now()
+    Incident.objects.create(
+        project=built.projects[0],
+        kind=Incident.Kind.MANUAL,
+        title="Slow logins",
+        started_at=now,
+        confirmed_at=now,
+    )
+
+    html = client.get("/status/acme/").content.decode()
+
+    assert "Slow logins" in html
+    assert "Partial outage" in html
+    assert "Degraded" in html

@@ -187,3 +187,29 @@ def test_the_form_needs_its_csrf_token():
 
     assert response.status_code == 403
     assert Subscriber.objects.count() == 0
+
+
+def test_a_subscriber_hears_of_upcoming_maintenance_once(
+    client, webhook_receiver, settings
+):
+    from datetime import timedelta
+
+    from projects.models import MaintenanceWindow
+
+    settings.STATUS_WEBHOOK_ALLOW_PRIVATE = True
+    built = build_page(projects=2, sections=1, days=2, with_incident=False)
+    client.post("/status/acme/subscribe/", {"webhook_url": webhook_receiver.url()})
+    now = timezone.now()
+    window = MaintenanceWindow.objects.create(
+        name="Database upgrade",
+        starts_at=now + timedelta(days=1),
+        ends_at=now + timedelta(days=1, hours=2),
+    )
+    window.projects.add(built.projects[0])
+
+    deliver()
+    deliver()
+
+    (received,) = webhook_receiver.requests
+    assert received.json()["event"] == "status.maintenance"
+    assert received.json()["title"] == "[Acme status] Maintenance: Database upgrade"
