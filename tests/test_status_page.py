@@ -270,3 +270,13 @@ def test_an_open_manual_incident_shows_with_its_title(client):
     assert "Slow logins" in html
     assert "Partial outage" in html
     assert "Degraded" in html
+
+
+def test_a_projects_name_is_escaped(client):
+    built = build_page(projects=1, sections=1, days=2, with_incident=False)
+    Project.objects.filter(pk=built.projects[0].pk).update(name='<b>"api"</b>')
+
+    html = client.get("/status/acme/").content.decode()
+
+    assert "<b>" not in html
+    assert "&lt;b&gt;&quot;api&quot;&lt;/b&gt;" in html

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db.models import Q, Sum
+from django.utils.safestring import SafeString, mark_safe
 
 from projects.models import (
     HourlyRollup,
@@ -20,6 +21,7 @@ from projects.models import (
 from projects.status_pages import days as day_cells
 from projects.status_pages.incidents import IncidentView, page_incidents
 from projects.status_pages.maintenance import MaintenanceView, page_maintenance
+from projects.status_pages.rows import row_html
 from projects.status_pages.states import (
     PAGE_STATES,
     PROJECT_STATES,
@@ -36,16 +38,17 @@ PROJECT_FIELDS = ("id", "name", "enabled", "state", "interval", "interval_unit")
 class ProjectRow:
     name: str
     state: str
-    look: Look
-    uptime: str  # "99.95%", or "" with no data
-    bar: str  # HTML of the day cells
-    response_ms: int | None = None
+    html: str  # escaped by row_html
 
 
 @dataclass(slots=True)
 class SectionView:
     name: str
     rows: list[ProjectRow] = field(default_factory=list)
+
+    @property
+    def html(self) -> SafeString:
+        return mark_safe("".join(row.html for row in self.rows))
 
 
 @dataclass(slots=True)
@@ -78,6 +81,8 @@ def load(page: StatusPage, now: datetime) -> PageContent:
     manual = {i.project_id for i in incidents.open if i.manual}
     responses = response_times(ids, now) if page.show_response_times else {}
 
+    first_day = day_cells.day_range(page.show_uptime_days, now)[0].isoformat()
+
     def row(pk: int) -> ProjectRow:
         project = projects[pk]
         state = project_state(
@@ -87,14 +92,16 @@ def load(page: StatusPage, now: datetime) -> PageContent:
             manual_incident=pk in manual,
         )
         percent = bars[pk].uptime.percent
-        return ProjectRow(
+        html = row_html(
             name=project["name"],
             state=state,
             look=PROJECT_STATES[state],
             uptime="" if percent is None else day_cells.percent_text(percent),
             bar=bars[pk].html,
+            first_day=first_day,
             response_ms=responses.get(pk),
         )
+        return ProjectRow(project["name"], state, html)
 
     views = [
         SectionView(
@@ -107,7 +114,6 @@ def load(page: StatusPage, now: datetime) -> PageContent:
         for section in sections
     ]
     overall = page_state([r.state for view in views for r in view.rows])
-    first_day = day_cells.day_range(page.show_uptime_days, now)[0]
     return PageContent(
         state=overall,
         look=PAGE_STATES[overall],
@@ -115,7 +121,7 @@ def load(page: StatusPage, now: datetime) -> PageContent:
         open_incidents=incidents.open,
         past_incidents=incidents.past,
         maintenance=maintenance,
-        first_day=first_day.isoformat(),
+        first_day=first_day,
         built_at=now,
     )
 

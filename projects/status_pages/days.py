@@ -8,16 +8,20 @@ daily rollups are read as a summary per project (how many days, the
 first and the last, the sums) plus only the days that were not perfect;
 a perfect day's cell is the same string for every project. That is four
 queries whatever the number of projects, and a fifth only when some
-project has days missing between its first and its last.
+project has days missing between its first and its last; the compacted
+days' cells are then cached until the compaction moves on, so a page
+rebuilt after a change reads only the recent hours.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from django.core.cache import cache
 from django.db.models import Count, Max, Min, Q, Sum
 from django.db.models.functions import TruncDate
 from django.utils.html import escape
@@ -29,6 +33,7 @@ from projects.notifications.messages import duration_text
 from projects.rollups import utc_midnight
 
 SECONDS_PER_DAY = 24 * 60 * 60
+COMPACTED_CACHE_SECONDS = 10 * 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,14 +107,49 @@ def bars_by_project(
     """{project id: its bar} over the last `days` UTC days, today
     included; `intervals` maps each project to its interval in seconds."""
     wanted = day_range(days, now)
-    ids = list(intervals)
-    if not ids:
+    if not intervals:
         return {}
-    reading = _Reading(ids, wanted, daily_until())
-    empty = Uptime()
-    perfect = [_perfect_cell(day) for day in wanted]
-    missing = [Day(day, empty, 0).html for day in wanted]
-    return {pk: reading.bar(pk, intervals[pk], perfect, missing) for pk in ids}
+    boundary = daily_until()
+    compacted = [d for d in wanted if boundary is not None and d < boundary.date()]
+    daily = compacted_bars(intervals, compacted, boundary)
+    since = utc_midnight(wanted[0])
+    if boundary is not None:
+        since = max(since, boundary)
+    hourly: dict[int, dict[date, list[int]]] = defaultdict(dict)
+    for pk, day, *counts in _hourly_counts(list(intervals), since):
+        hourly[pk][day] = counts
+    recent = wanted[len(compacted) :]
+    missing = [Day(day, Uptime(), 0).html for day in recent]
+    bars = {}
+    for pk, interval in intervals.items():
+        html, sums = daily.get(pk, ("", [0] * len(COUNTS)))
+        cells = list(missing)
+        for n, day in enumerate(recent):
+            if day in hourly[pk]:
+                counts = [value or 0 for value in hourly[pk][day]]
+                cells[n] = Day(day, Uptime(*counts), interval).html
+                sums = [a + b for a, b in zip(sums, counts, strict=True)]
+        bars[pk] = Bar(html + "".join(cells), Uptime(*sums))
+    return bars
+
+
+def compacted_bars(
+    intervals: dict[int, int], wanted: list[date], boundary: datetime | None
+) -> dict[int, tuple[str, list[int]]]:
+    """{project id: (HTML of its cells, summed counts)} over days the
+    compaction has summed. Those rows change only when the compaction
+    moves the boundary (part of the key), so this is cached a while:
+    after a change, a page re-renders without reading a year again."""
+    if not wanted:
+        return {}
+    shape = hashlib.blake2b(repr(sorted(intervals.items())).encode(), digest_size=12)
+    until = f"{boundary:%Y%m%d}" if boundary else "none"
+    key = f"status-days:{wanted[0]}:{wanted[-1]}:{until}:{shape.hexdigest()}"
+    found = cache.get(key)
+    if found is None:
+        found = _Reading(list(intervals), wanted, boundary).bars(intervals)
+        cache.set(key, found, COMPACTED_CACHE_SECONDS)
+    return found
 
 
 def _perfect_cell(day: date) -> str:
@@ -117,22 +157,16 @@ def _perfect_cell(day: date) -> str:
 
 
 class _Reading:
-    """The rollups of a page's projects over the wanted days."""
+    """The daily rollups of a page's projects over compacted days."""
 
     def __init__(self, ids: list[int], wanted: list[date], boundary) -> None:
         self.wanted = wanted
         self.index = {day: n for n, day in enumerate(wanted)}
-        start = utc_midnight(wanted[0])
-        part = daily_part(start, boundary)
-        self.summary = {} if part is None else _summaries(ids, part)
+        part = daily_part(utc_midnight(wanted[0]), boundary)
+        self.summary = _summaries(ids, part)
         self.odd = defaultdict(dict)  # project -> {day: counts}
-        if part is not None:
-            imperfect = Q(failures__gt=0) | Q(maintenance_polls__gt=0) | Q(polls=0)
-            self._add(_daily_counts(ids, part & imperfect))
-        since = start if boundary is None else max(start, boundary)
-        self.hourly = defaultdict(dict)
-        for pk, day, *counts in _hourly_counts(ids, since):
-            self.hourly[pk][day] = counts
+        imperfect = Q(failures__gt=0) | Q(maintenance_polls__gt=0) | Q(polls=0)
+        for pk, day, *counts in _daily_counts(ids, part & imperfect):
             self.odd[pk][day] = counts
         gapped = [pk for pk, row in self.summary.items() if _has_gaps(row)]
         self.present = defaultdict(set)
@@ -140,30 +174,28 @@ class _Reading:
             for pk, day in _daily_days(gapped, part):
                 self.present[pk].add(day)
 
-    def _add(self, rows: Iterable[tuple]) -> None:
-        for pk, day, *counts in rows:
-            self.odd[pk][day] = counts
+    def bars(self, intervals: dict[int, int]) -> dict[int, tuple[str, list[int]]]:
+        perfect = [_perfect_cell(day) for day in self.wanted]
+        missing = [Day(day, Uptime(), 0).html for day in self.wanted]
+        return {
+            pk: self._bar(pk, interval, perfect, missing)
+            for pk, interval in intervals.items()
+        }
 
-    def bar(self, pk: int, interval: int, perfect, missing) -> Bar:
+    def _bar(self, pk: int, interval: int, perfect, missing) -> tuple[str, list[int]]:
         cells = list(missing)
         summary = self.summary.get(pk)
-        if summary is not None:
-            first, last = self.index[summary["first"]], self.index[summary["last"]]
-            cells[first : last + 1] = perfect[first : last + 1]
-            if pk in self.present:
-                for n in range(first, last + 1):
-                    if self.wanted[n] not in self.present[pk]:
-                        cells[n] = missing[n]
+        if summary is None:
+            return "".join(cells), [0] * len(COUNTS)
+        first, last = self.index[summary["first"]], self.index[summary["last"]]
+        cells[first : last + 1] = perfect[first : last + 1]
+        if pk in self.present:
+            for n in range(first, last + 1):
+                if self.wanted[n] not in self.present[pk]:
+                    cells[n] = missing[n]
         for day, counts in self.odd[pk].items():
             cells[self.index[day]] = Day(day, Uptime(*counts), interval).html
-        return Bar("".join(cells), self._total(pk))
-
-    def _total(self, pk: int) -> Uptime:
-        summary = self.summary.get(pk) or {}
-        sums = [summary.get(count) or 0 for count in COUNTS]
-        for counts in self.hourly[pk].values():
-            sums = [a + (b or 0) for a, b in zip(sums, counts, strict=True)]
-        return Uptime(*sums)
+        return "".join(cells), [summary[count] or 0 for count in COUNTS]
 
 
 def _has_gaps(summary: dict) -> bool:
