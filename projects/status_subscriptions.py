@@ -126,11 +126,8 @@ def confirm(subscriber: Subscriber, now: datetime) -> bool:
 
 
 def unsubscribe(subscriber: Subscriber) -> None:
-    """Forgets the subscriber and its channel (and so its queued rows)."""
-    with transaction.atomic():
-        if subscriber.channel_id:
-            NotificationChannel.objects.filter(pk=subscriber.channel_id).delete()
-        subscriber.delete()
+    """Forgets the subscriber and, with it, its channel and queued rows."""
+    subscriber.delete()
 
 
 def links(subscriber: Subscriber, *, confirm: bool = False) -> dict[str, str]:

@@ -213,3 +213,15 @@ def test_a_subscriber_hears_of_upcoming_maintenance_once(
     (received,) = webhook_receiver.requests
     assert received.json()["event"] == "status.maintenance"
     assert received.json()["title"] == "[Acme status] Maintenance: Database upgrade"
+
+
+def test_deleting_a_page_removes_its_subscribers_channels(client):
+    from projects.models import NotificationChannel, StatusPage
+
+    build_page(projects=1, sections=1, days=1, with_incident=False)
+    client.post("/status/acme/subscribe/", {"email": "dan@example.com"})
+    assert NotificationChannel.objects.count() == 1
+
+    StatusPage.objects.all().delete()
+
+    assert NotificationChannel.objects.count() == 0

@@ -14,10 +14,13 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
 from django.urls import reverse
 from django.utils import timezone
 
 from projects.models.incidents import Incident
+from projects.models.notifications import NotificationChannel
 from projects.models.project import Project
 from projects.models.tags import Tag
 
@@ -185,7 +188,7 @@ class Subscriber(models.Model):
     token = models.CharField(max_length=64, unique=True, default=new_token)
     confirmed_at = models.DateTimeField(null=True, blank=True)
     channel = models.OneToOneField(
-        "projects.NotificationChannel",
+        NotificationChannel,
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
@@ -213,3 +216,11 @@ class Subscriber(models.Model):
     @property
     def is_confirmed(self) -> bool:
         return self.confirmed_at is not None
+
+
+@receiver(post_delete, sender=Subscriber, dispatch_uid="subscriber_channel")
+def _forget_channel(sender, instance: Subscriber, **kwargs) -> None:
+    """A subscriber's channel is its own: it goes with it, whether the
+    subscriber left or its page was deleted."""
+    if instance.channel_id:
+        NotificationChannel.objects.filter(pk=instance.channel_id).delete()
