@@ -77,7 +77,15 @@ def test_the_page_renders_without_a_login_in_light_and_dark(
     context.close()
 
 
-def test_the_page_fits_a_phone(browser, built, live_server):
+@pytest.fixture
+def year_page(built):
+    from projects.models import StatusPage
+
+    StatusPage.objects.update(show_uptime_days=365)
+    return built
+
+
+def test_a_years_page_fits_a_phone(year_page, browser, live_server):
     context = browser.new_context(viewport={"width": 360, "height": 740})
     page = context.new_page()
 
@@ -85,6 +93,9 @@ def test_the_page_fits_a_phone(browser, built, live_server):
 
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 360
+    shown = page.locator(".project").first.locator(".bar i:visible").count()
+    assert shown == 90
+    assert page.locator(".axis .phone").first.is_visible()
     page.screenshot(path=str(SCREENS / "status-phone.png"))
     context.close()
 
