@@ -16,6 +16,7 @@ from projects.as_code.admin_views import as_code_urls
 from projects.forms import ProjectForm
 from projects.models import HousekeepingRun, PollResultRow, Project, Tag
 from projects.signals import projects_bulk_changed
+from projects.status_admin import BadgeAdminMixin
 
 RECENT_RESULTS_SHOWN = 20
 # Counting millions of rows on every page is the usual reason a results
@@ -45,7 +46,7 @@ def status_badge(status: str) -> SafeString:
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(BadgeAdminMixin, admin.ModelAdmin):
     form = ProjectForm
     # Adds "Export as YAML" and "Import YAML" (projects/as_code/admin_views.py).
     change_list_template = "admin/projects/project/change_list.html"
@@ -62,7 +63,7 @@ class ProjectAdmin(admin.ModelAdmin):
     list_filter = ["enabled", "state", "kind", "method", "tags"]
     search_fields = ["name", "url"]
     filter_horizontal = ["tags"]
-    actions = ["enable_projects", "disable_projects"]
+    actions = ["enable_projects", "disable_projects", "regenerate_badge_keys"]
     readonly_fields = [
         "ping_url",
         "last_polled_at",
@@ -73,9 +74,11 @@ class ProjectAdmin(admin.ModelAdmin):
         "failing_since",
         "tls_expires_at",
         "recent_results",
+        "badge_urls",
     ]
     fieldsets = [
         (None, {"fields": ["name", "kind", "enabled", "tags", "ping_url"]}),
+        ("Badges", {"classes": ["collapse"], "fields": ["badge_urls"]}),
         (
             "Request",
             {

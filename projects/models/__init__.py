@@ -27,6 +27,12 @@ from projects.models.results import (
     PollResult,
     PollResultRow,
 )
+from projects.models.status_pages import (
+    StatusPage,
+    StatusPageSection,
+    StatusUpdate,
+    Subscriber,
+)
 from projects.models.tags import Tag
 
 __all__ = [
@@ -52,5 +58,9 @@ __all__ = [
     "Project",
     "ShardLease",
     "Status",
+    "StatusPage",
+    "StatusPageSection",
+    "StatusUpdate",
+    "Subscriber",
     "Tag",
 ]
