@@ -74,6 +74,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A status page's custom_domain serves that page at /.
+    "projects.status_pages.domains.CustomDomainMiddleware",
 ]
 
 ROOT_URLCONF = "monitor.urls"
@@ -261,3 +263,10 @@ ACKNOWLEDGE_LINK_DAYS = env.int("ACKNOWLEDGE_LINK_DAYS", default=7)
 POLLER_RECHECK_SECONDS = env.int("POLLER_RECHECK_SECONDS", default=20)
 # The default channels hear of it when no poller has been seen this long.
 POLLER_SILENT_SECONDS = env.int("POLLER_SILENT_SECONDS", default=120)
+
+# Status pages
+# Subscriptions a visitor's IP address may make per hour.
+STATUS_SUBSCRIBE_RATE_LIMIT = env.int("STATUS_SUBSCRIBE_RATE_LIMIT", default=5)
+# Let subscribers' webhooks point at loopback and private addresses (off:
+# a public form must not make this server call into its own network).
+STATUS_WEBHOOK_ALLOW_PRIVATE = env.bool("STATUS_WEBHOOK_ALLOW_PRIVATE", default=False)

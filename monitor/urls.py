@@ -10,5 +10,8 @@ urlpatterns = [
     path("ping/", include("polling.ping_urls")),
     path("incidents/", include("projects.dashboard.incident_urls")),
     path("teams/", include("projects.teams.urls")),
+    path("status/", include("projects.status_pages.urls")),
+    path("incidents/", include("projects.status_pages.update_urls")),
+    path("badge/", include("projects.status_pages.badge_urls")),
     path("", include("projects.dashboard.urls")),
 ]

@@ -16,6 +16,7 @@ from projects.as_code.admin_views import as_code_urls
 from projects.forms import ProjectForm
 from projects.models import HousekeepingRun, PollResultRow, Project, Tag
 from projects.signals import projects_bulk_changed
+from projects.status_admin import BadgeAdminMixin
 from projects.teams.admin_scoping import TeamScopedAdmin
 
 RECENT_RESULTS_SHOWN = 20
@@ -46,7 +47,7 @@ def status_badge(status: str) -> SafeString:
 
 
 @admin.register(Project)
-class ProjectAdmin(TeamScopedAdmin):
+class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
     form = ProjectForm
     # Adds "Export as YAML" and "Import YAML" (projects/as_code/admin_views.py).
     change_list_template = "admin/projects/project/change_list.html"
@@ -69,7 +70,7 @@ class ProjectAdmin(TeamScopedAdmin):
     ]
     search_fields = ["name", "url"]
     filter_horizontal = ["tags"]
-    actions = ["enable_projects", "disable_projects"]
+    actions = ["enable_projects", "disable_projects", "regenerate_badge_keys"]
     readonly_fields = [
         "ping_url",
         "last_polled_at",
@@ -80,9 +81,11 @@ class ProjectAdmin(TeamScopedAdmin):
         "failing_since",
         "tls_expires_at",
         "recent_results",
+        "badge_urls",
     ]
     fieldsets = [
         (None, {"fields": ["name", "kind", "enabled", "tags", "ping_url"]}),
+        ("Badges", {"classes": ["collapse"], "fields": ["badge_urls"]}),
         (
             "Request",
             {

@@ -17,8 +17,8 @@ from projects.dashboard.banners import monitor_banners, setup_hints
 from projects.dashboard.queries.incidents import incident_list as list_incidents
 from projects.incidents.acknowledge import acknowledge as acknowledge_incident
 from projects.incidents.links import incident_from_token
-from projects.models import Incident, Project
-from projects.teams.scoping import current_team, for_team
+from projects.models import Incident, Project, Role
+from projects.teams.scoping import current_team, for_team, may
 
 INCIDENTS_PER_PAGE = 50
 
@@ -36,6 +36,7 @@ def incident_list(request: HttpRequest) -> HttpResponse:
     context = {
         "page": page,
         "project": project,
+        "can_post_updates": may(request, Role.EDITOR),
         "now": timezone.now(),
         "banners": monitor_banners(),
         # An incident implies a project: no query to ask.

@@ -7,7 +7,13 @@ from django.conf import settings
 from django.db import migrations, models
 
 
-TEAM_OWNED = ["MaintenanceWindow", "NotificationChannel", "Project", "Tag"]
+TEAM_OWNED = [
+    "MaintenanceWindow",
+    "NotificationChannel",
+    "Project",
+    "StatusPage",
+    "Tag",
+]
 
 
 def move_everything_into_default_team(apps, schema_editor):
@@ -19,7 +25,7 @@ def move_everything_into_default_team(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("projects", "0022_tags"),
+        ("projects", "0024_status_pages"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -150,6 +156,16 @@ class Migration(migrations.Migration):
                 to="projects.team",
             ),
         ),
+        migrations.AddField(
+            model_name="statuspage",
+            name="team",
+            field=models.ForeignKey(
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="projects.team",
+            ),
+        ),
         migrations.RunPython(
             move_everything_into_default_team, migrations.RunPython.noop
         ),
@@ -185,6 +201,16 @@ class Migration(migrations.Migration):
         ),
         migrations.AlterField(
             model_name="tag",
+            name="team",
+            field=models.ForeignKey(
+                default=projects.models.teams.default_team_id,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="projects.team",
+            ),
+        ),
+        migrations.AlterField(
+            model_name="statuspage",
             name="team",
             field=models.ForeignKey(
                 default=projects.models.teams.default_team_id,

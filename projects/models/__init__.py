@@ -27,6 +27,12 @@ from projects.models.results import (
     PollResult,
     PollResultRow,
 )
+from projects.models.status_pages import (
+    StatusPage,
+    StatusPageSection,
+    StatusUpdate,
+    Subscriber,
+)
 from projects.models.tags import Tag
 from projects.models.teams import Membership, Role, Team
 
@@ -55,6 +61,10 @@ __all__ = [
     "Role",
     "ShardLease",
     "Status",
+    "StatusPage",
+    "StatusPageSection",
+    "StatusUpdate",
+    "Subscriber",
     "Tag",
     "Team",
 ]

@@ -67,6 +67,8 @@ def message_context(payload: dict) -> dict:
 
 
 def title(payload: dict) -> str:
+    if payload.get("title"):  # status pages' messages name themselves
+        return str(payload["title"])
     event = payload.get("event", "")
     if event == "digest":
         digest = payload.get("digest") or {}

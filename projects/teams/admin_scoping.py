@@ -25,6 +25,8 @@ SECRET_FIELDS = {
     ("projects", "notificationchannel", "url"),
     ("projects", "notificationchannel", "secret"),
     ("auth", "user", "password"),
+    ("projects", "subscriber", "webhook_url"),
+    ("projects", "subscriber", "token"),
 }
 
 
@@ -89,8 +91,40 @@ class TeamScopedAdmin(admin.ModelAdmin):
         return self._may(request, self.edit_role)
 
     def _may(self, request: HttpRequest, role: str) -> bool:
-        user = request.user
-        return user.is_active and (user.is_superuser or may(request, role))
+        return _may(request, role)
+
+
+class TeamScopedInline:
+    """For an inline of a team-owned page: its choices are the team's, and
+    the role, not Django's per-model permissions, decides what it may do."""
+
+    view_role = Role.VIEWER
+    edit_role = Role.EDITOR
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        return _scoped_choices(field, db_field, request)
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        field = super().formfield_for_manytomany(db_field, request, **kwargs)
+        return _scoped_choices(field, db_field, request)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return _may(request, self.view_role)
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return _may(request, self.edit_role)
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return _may(request, self.edit_role)
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return _may(request, self.edit_role)
+
+
+def _may(request: HttpRequest, role: str) -> bool:
+    user = request.user
+    return user.is_active and (user.is_superuser or may(request, role))
 
 
 def _scoped_choices(field, db_field, request: HttpRequest):

@@ -27,6 +27,10 @@ from projects.models import (
     PollResultRow,
     Project,
     Role,
+    StatusPage,
+    StatusPageSection,
+    StatusUpdate,
+    Subscriber,
     Tag,
     Team,
 )
@@ -47,6 +51,10 @@ TEAM_PATHS: dict[type[Model], str] = {
     HourlyRollup: "project__team",
     Notification: "channel__team",
     DeliveryAttempt: "notification__channel__team",
+    StatusPage: "team",
+    StatusPageSection: "page__team",
+    StatusUpdate: "incident__project__team",
+    Subscriber: "page__team",
 }
 
 
