@@ -48,7 +48,10 @@ class BadgeAdminMixin:
             ((f"/badge/{project.badge_key}/{name}",) for name in BADGES),
         )
 
-    @admin.action(description="Regenerate badge keys (old badge URLs stop working)")
+    @admin.action(
+        description="Regenerate badge keys (old badge URLs stop working)",
+        permissions=["change"],
+    )
     def regenerate_badge_keys(self, request: HttpRequest, queryset: QuerySet) -> None:
         count = 0
         for pk in queryset.values_list("pk", flat=True):

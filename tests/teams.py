@@ -17,6 +17,10 @@ from projects.models import (
     Membership,
     NotificationChannel,
     Project,
+    StatusPage,
+    StatusPageSection,
+    StatusUpdate,
+    Subscriber,
     Tag,
     Team,
 )
@@ -31,6 +35,7 @@ class TeamObjects:
     tag: Tag
     window: MaintenanceWindow
     incident: Incident
+    page: StatusPage
 
 
 def make_team(word: str) -> TeamObjects:
@@ -61,7 +66,21 @@ def make_team(word: str) -> TeamObjects:
         confirmed_at=timezone.now(),
         first_error=f"{word}-error",
     )
-    return TeamObjects(team, project, channel, tag, window, incident)
+    page = StatusPage.objects.create(
+        team=team,
+        title=f"{word}-page",
+        slug=f"{word}-page",
+        visibility=StatusPage.Visibility.PRIVATE,
+    )
+    section = StatusPageSection.objects.create(page=page, name=f"{word}-section")
+    section.projects.add(project)
+    StatusUpdate.objects.create(
+        incident=incident, status="investigating", message=f"{word}-update"
+    )
+    Subscriber.objects.create(
+        page=page, email=f"{word}-subscriber@example.test", confirmed_at=None
+    )
+    return TeamObjects(team, project, channel, tag, window, incident, page)
 
 
 def member(team: Team | None, role: str | None, name: str) -> User:

@@ -277,3 +277,23 @@ def test_yaml_import_and_export_stay_within_one_team(a, b):
     assert [tag.team for tag in copy.tags.all()] == [b.team]
     a.project.refresh_from_db()
     assert a.project.url == "http://127.0.0.1:9/alpha-path"
+
+
+def test_a_private_status_page_is_for_its_own_team(a, b):
+    viewer = client_of(member(a.team, Role.VIEWER, "vera"))
+
+    assert viewer.get(a.page.get_absolute_url()).status_code == 200
+    assert viewer.get(b.page.get_absolute_url()).status_code == 404
+
+
+def test_an_editor_posts_an_incident_update_for_their_team_only(a, b):
+    editor = client_of(member(a.team, Role.EDITOR, "eddie"))
+    update = {"status": "identified", "message": "a fix is on its way"}
+
+    ours = editor.post(reverse("status_updates:post", args=[a.incident.pk]), update)
+    theirs = editor.post(reverse("status_updates:post", args=[b.incident.pk]), update)
+
+    assert ours.status_code == 302
+    assert theirs.status_code == 404
+    assert a.incident.status_updates.filter(status="identified").count() == 1
+    assert b.incident.status_updates.filter(status="identified").count() == 0

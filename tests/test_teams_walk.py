@@ -20,6 +20,10 @@ from projects.models import (
     NotificationChannel,
     Project,
     Role,
+    StatusPage,
+    StatusPageSection,
+    StatusUpdate,
+    Subscriber,
     Tag,
     Team,
 )
@@ -36,6 +40,10 @@ WATCHED = [
     MaintenanceWindow,
     Incident,
     Notification,
+    StatusPage,
+    StatusPageSection,
+    StatusUpdate,
+    Subscriber,
 ]
 
 
@@ -90,6 +98,7 @@ def dashboard_pages(a, b) -> list[str]:
         reverse("incidents:list"),
         reverse("incidents:list") + f"?project={b.project.pk}",
         reverse("polling:poller"),
+        b.page.get_absolute_url(),
         reverse("admin:index"),
         reverse("admin:projects_project_export_yaml"),
         reverse("admin:projects_project_import_yaml"),
@@ -144,6 +153,10 @@ def test_every_write_is_refused_to_a_viewer(viewer, a, b):
         assert response.status_code in (403, 404), url
     acknowledge = reverse("incidents:acknowledge", args=[b.incident.pk])
     assert viewer.post(acknowledge).status_code == 404
+    for incident in (a.incident, b.incident):
+        update = reverse("status_updates:post", args=[incident.pk])
+        posted = viewer.post(update, {"status": "resolved", "message": "x"})
+        assert posted.status_code == 403
 
     assert refused > 60
     assert snapshot() == before
