@@ -270,3 +270,22 @@ STATUS_SUBSCRIBE_RATE_LIMIT = env.int("STATUS_SUBSCRIBE_RATE_LIMIT", default=5)
 # Let subscribers' webhooks point at loopback and private addresses (off:
 # a public form must not make this server call into its own network).
 STATUS_WEBHOOK_ALLOW_PRIVATE = env.bool("STATUS_WEBHOOK_ALLOW_PRIVATE", default=False)
+
+# Teams
+# Where the checks of a team not marked trusted may never connect, at save
+# time and at every connection (redirects included): link-local, where
+# cloud metadata services answer (169.254.169.254), and the metadata
+# addresses outside it (AWS's IPv6 one, Alibaba's). See docs/teams.md.
+POLL_BLOCKED_NETWORKS = [
+    network
+    for network in env.list(
+        "POLL_BLOCKED_NETWORKS",
+        default=[
+            "169.254.0.0/16",
+            "fe80::/10",
+            "fd00:ec2::254/128",
+            "100.100.100.200/32",
+        ],
+    )
+    if network.strip()
+]

@@ -23,6 +23,7 @@ def config_from_settings(**overrides) -> PollerConfig:
         "result_queue_size": settings.POLLER_RESULT_QUEUE_SIZE,
         "recheck_seconds": settings.POLLER_RECHECK_SECONDS,
         "stop_timeout": settings.POLLER_STOP_TIMEOUT,
+        "blocked_networks": tuple(settings.POLL_BLOCKED_NETWORKS),
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return PollerConfig(**values)

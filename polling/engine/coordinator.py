@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Protocol
 
 from polling.engine import collector, metrics
@@ -107,7 +108,9 @@ class Coordinator:
             self._result_queue,
             limit=config.max_concurrent_http,
             poll=probing.poll_steps,
-            make_transfers=probing.make_transfers,
+            make_transfers=partial(
+                probing.make_transfers, blocked_networks=config.blocked_networks
+            ),
             on_finished=self._scheduler.poll_finished,
             stats=self._stats,
             may_poll=self._may_poll,

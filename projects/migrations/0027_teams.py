@@ -18,7 +18,10 @@ TEAM_OWNED = [
 
 def move_everything_into_default_team(apps, schema_editor):
     Team = apps.get_model("projects", "Team")
-    team, _ = Team.objects.get_or_create(slug="default", defaults={"name": "Default"})
+    # Trusted: the install's own team keeps polling what it polled before.
+    team, _ = Team.objects.get_or_create(
+        slug="default", defaults={"name": "Default", "trusted": True}
+    )
     for name in TEAM_OWNED:
         apps.get_model("projects", name).objects.filter(team=None).update(team=team)
 

@@ -12,7 +12,8 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from projects.models.teams import NamedInTeam, team_field
+from projects.blocked_targets import blocked_url_problem
+from projects.models.teams import NamedInTeam, Team, team_field
 from projects.project_rules import combination_errors, normalized_status_codes
 from projects.units import SECONDS_PER_UNIT
 from projects.validators import (
@@ -314,6 +315,14 @@ class Project(NamedInTeam):
     def get_absolute_url(self) -> str:
         return reverse("dashboard:project", args=[self.pk])
 
+    def _blocked_url_problem(self) -> str:
+        """Only for a URL in a blocked network: a trusted team asks nothing."""
+        problem = blocked_url_problem(self.url) if self.url else ""
+        if not problem:
+            return ""
+        trusted = Team.objects.filter(pk=self.team_id, trusted=True).exists()
+        return "" if trusted else problem
+
     def clean(self) -> None:
         super().clean()
         self.expected_status = normalized_status_codes(self.expected_status)
@@ -339,6 +348,8 @@ class Project(NamedInTeam):
                 )
         for name, message in combination_errors(self).items():
             errors.setdefault(name, message)
+        if "url" not in errors and (problem := self._blocked_url_problem()):
+            errors["url"] = problem
         if errors:
             raise ValidationError(errors)
 
