@@ -17,7 +17,8 @@ from projects.forms import ProjectForm
 from projects.models import HousekeepingRun, PollResultRow, Project, Tag
 from projects.signals import projects_bulk_changed
 from projects.status_admin import BadgeAdminMixin
-from projects.teams.admin_scoping import TeamScopedAdmin
+from projects.teams.admin_scoping import TeamScopedAdmin, admin_actor
+from projects.teams.audit import Actor, record, snapshot
 
 RECENT_RESULTS_SHOWN = 20
 # Counting millions of rows on every page is the usual reason a results
@@ -220,18 +221,21 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
 
     @admin.action(description="Enable selected projects", permissions=["change"])
     def enable_projects(self, request: HttpRequest, queryset: QuerySet) -> None:
-        count = set_enabled(queryset, enabled=True)
+        count = set_enabled(queryset, enabled=True, actor=admin_actor(request))
         self.message_user(request, f"Enabled {count} project(s).", messages.SUCCESS)
 
     @admin.action(description="Disable selected projects", permissions=["change"])
     def disable_projects(self, request: HttpRequest, queryset: QuerySet) -> None:
-        count = set_enabled(queryset, enabled=False)
+        count = set_enabled(queryset, enabled=False, actor=admin_actor(request))
         self.message_user(request, f"Disabled {count} project(s).", messages.SUCCESS)
 
 
-def set_enabled(queryset: QuerySet, *, enabled: bool) -> int:
-    project_ids = list(queryset.values_list("pk", flat=True))
+def set_enabled(queryset: QuerySet, *, enabled: bool, actor: Actor) -> int:
+    befores = {project.pk: snapshot(project) for project in queryset}
+    project_ids = list(befores)
     count = Project.objects.filter(pk__in=project_ids).update(enabled=enabled)
+    for project in Project.objects.filter(pk__in=project_ids):
+        record(project, befores[project.pk], actor=actor)
     projects_bulk_changed.send(sender=Project, project_ids=project_ids)
     return count
 

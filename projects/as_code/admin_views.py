@@ -19,6 +19,7 @@ from projects.as_code.export import export_yaml
 from projects.as_code.plan import plan_import
 from projects.as_code.validation import InvalidFile, Problem
 from projects.models import Project, Role
+from projects.teams.audit import Actor
 from projects.teams.scoping import current_team, may
 
 TEMPLATE = "admin/projects/project/import_yaml.html"
@@ -71,7 +72,12 @@ def import_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:
         return render(request, TEMPLATE, context)
     try:
         if "apply" in request.POST:
-            plan = import_projects(text, prune=context["prune"], team=team)
+            plan = import_projects(
+                text,
+                prune=context["prune"],
+                team=team,
+                actor=Actor.of_user(request.user, via="import"),
+            )
             messages.success(request, f"Imported: {plan.summary()}.")
             return HttpResponseRedirect(reverse("admin:projects_project_changelist"))
         context["plan"] = plan_import(text, prune=context["prune"], team=team)

@@ -1,7 +1,9 @@
-"""Teams: a team "Default" gets every existing project, tag, channel and
-maintenance window, then `team` becomes required."""
+"""Teams and the audit log: a team "Default" gets every existing project,
+tag, channel, maintenance window and status page, then `team` becomes
+required."""
 
 import django.db.models.deletion
+import django.utils.timezone
 import projects.models.teams
 from django.conf import settings
 from django.db import migrations, models
@@ -245,5 +247,68 @@ class Migration(migrations.Migration):
             constraint=models.UniqueConstraint(
                 fields=("user", "team"), name="membership_one_per_user_and_team"
             ),
+        ),
+        migrations.CreateModel(
+            name="AuditEntry",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("actor_name", models.CharField(max_length=200)),
+                (
+                    "via",
+                    models.CharField(help_text="admin, api or import", max_length=20),
+                ),
+                ("object_type", models.CharField(max_length=100)),
+                ("object_id", models.CharField(max_length=64)),
+                ("object_repr", models.CharField(max_length=200)),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[
+                            ("created", "Created"),
+                            ("changed", "Changed"),
+                            ("deleted", "Deleted"),
+                        ],
+                        max_length=7,
+                    ),
+                ),
+                ("changes", models.JSONField(blank=True, default=list)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "team",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="projects.team",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name_plural": "audit entries",
+                "ordering": ["-at", "-id"],
+                "indexes": [
+                    models.Index(fields=["team", "-at"], name="audit_team_time"),
+                    models.Index(
+                        fields=["object_type", "object_id"], name="audit_object"
+                    ),
+                ],
+            },
         ),
     ]

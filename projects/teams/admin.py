@@ -7,8 +7,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
-from projects.models import Membership, Role, Team
-from projects.teams.admin_scoping import TeamScopedAdmin
+from projects.models import AuditEntry, Membership, Role, Team
+from projects.teams.admin_scoping import TeamScopedAdmin, changes_text
 
 
 @admin.register(Team)
@@ -24,7 +24,8 @@ class TeamAdmin(TeamScopedAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj=None) -> list:
         # Trust lets a team's checks reach internal networks: the operator's call.
-        return [] if request.user.is_superuser else ["trusted"]
+        fields = super().get_readonly_fields(request, obj)
+        return fields if request.user.is_superuser else [*fields, "trusted"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return request.user.is_superuser
@@ -40,3 +41,39 @@ class MembershipAdmin(TeamScopedAdmin):
     search_fields = ["user__username", "user__email"]
     view_role = Role.MANAGER
     edit_role = Role.MANAGER
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(TeamScopedAdmin):
+    """The team's audit log, for its managers: read-only."""
+
+    list_display = [
+        "at",
+        "actor_name",
+        "via",
+        "action",
+        "object_type",
+        "object_repr",
+        "changes_column",
+    ]
+    list_filter = ["action", "via", "object_type"]
+    search_fields = ["object_repr", "actor_name"]
+    view_role = Role.MANAGER
+    edit_role = Role.MANAGER
+    show_facets = admin.ShowFacets.NEVER
+
+    @admin.display(description="changes")
+    def changes_column(self, entry: AuditEntry) -> str:
+        return changes_text(entry.changes)
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None) -> list:
+        return [field.name for field in AuditEntry._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

@@ -14,10 +14,15 @@ from django.contrib import admin
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Model
 from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from projects.models import Role
+from projects.teams.audit import Actor, entries_for, record, snapshot
 from projects.teams.forms import TeamValidatedForm
 from projects.teams.scoping import TEAM_PATHS, current_team, for_team, may
+
+AUDIT_SHOWN = 20
 
 # Fields whose value is a credential: never filterable, searchable or
 # sortable, in any model's admin, through any relation.
@@ -70,6 +75,42 @@ class TeamScopedAdmin(admin.ModelAdmin):
         field = super().formfield_for_manytomany(db_field, request, **kwargs)
         return _scoped_choices(field, db_field, request)
 
+    # The audit log: each change through the admin is recorded, and shown
+    # on the object's page.
+
+    def save_model(self, request: HttpRequest, obj, form, change) -> None:
+        request._audit_before = snapshot(obj) if change else {}
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request: HttpRequest, form, formsets, change) -> None:
+        super().save_related(request, form, formsets, change)
+        before = getattr(request, "_audit_before", {})
+        record(form.instance, before, actor=admin_actor(request))
+
+    def delete_model(self, request: HttpRequest, obj) -> None:
+        record(obj, snapshot(obj), actor=admin_actor(request), deleted=True)
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset) -> None:
+        for obj in queryset:
+            record(obj, snapshot(obj), actor=admin_actor(request), deleted=True)
+        super().delete_queryset(request, queryset)
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        return [*super().get_readonly_fields(request, obj), "audit_log"]
+
+    def get_fieldsets(self, request: HttpRequest, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if self.fieldsets and "audit_log" in self.get_readonly_fields(request, obj):
+            fieldsets = [*fieldsets, ("Audit log", {"fields": ["audit_log"]})]
+        return fieldsets
+
+    @admin.display(description="changes")
+    def audit_log(self, obj) -> SafeString | str:
+        if obj is None or obj.pk is None:
+            return "Recorded once saved."
+        return audit_table(entries_for(obj)[:AUDIT_SHOWN])
+
     def lookup_allowed(self, lookup, value, request=None) -> bool:
         if reveals_secret(self.model, lookup):
             return False
@@ -120,6 +161,47 @@ class TeamScopedInline:
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return _may(request, self.edit_role)
+
+
+def admin_actor(request: HttpRequest) -> Actor:
+    return Actor.of_user(request.user, via="admin")
+
+
+def audit_table(entries) -> SafeString | str:
+    rows = format_html_join(
+        "",
+        "<tr><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td></tr>",
+        (
+            (
+                f"{entry.at:%Y-%m-%d %H:%M:%S}",
+                entry.actor_name,
+                entry.via,
+                entry.get_action_display(),
+                changes_text(entry.changes),
+            )
+            for entry in entries
+        ),
+    )
+    if not rows:
+        return "No recorded changes."
+    return format_html(
+        "<table><thead><tr><th>when (UTC)</th><th>who</th><th>what</th>"
+        "<th>changes</th></tr></thead><tbody>{}</tbody></table>",
+        rows,
+    )
+
+
+def changes_text(changes: list[dict]) -> str:
+    """One line per field: "name: old → new" (escaped by the caller)."""
+    return "; ".join(
+        f"{change['field']}: {_short(change['old'])} → {_short(change['new'])}"
+        for change in changes
+    )
+
+
+def _short(value) -> str:
+    text = "—" if value in (None, "", [], {}) else str(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def _may(request: HttpRequest, role: str) -> bool:

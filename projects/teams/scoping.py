@@ -17,6 +17,7 @@ from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 
 from projects.models import (
+    AuditEntry,
     DeliveryAttempt,
     HourlyRollup,
     Incident,
@@ -52,6 +53,7 @@ TEAM_PATHS: dict[type[Model], str] = {
     Notification: "channel__team",
     DeliveryAttempt: "notification__channel__team",
     StatusPage: "team",
+    AuditEntry: "team",
     StatusPageSection: "page__team",
     StatusUpdate: "incident__project__team",
     Subscriber: "page__team",
