@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from projects.dashboard.banners import monitor_banners
@@ -60,6 +61,8 @@ def _next_page(request: HttpRequest) -> str:
     return reverse("incidents:list")
 
 
+# The page is for whoever holds the link; no cache along the way keeps it.
+@never_cache
 @require_http_methods(["GET", "POST"])
 def acknowledge_link(request: HttpRequest, token: str) -> HttpResponse:
     """The link in a notification. GET only asks (mail scanners follow
