@@ -300,3 +300,24 @@ def test_a_view_only_staff_user_sees_a_project_in_the_admin(world):
 
     assert response.status_code == 200
     assert b"example.com" in response.content
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"/admin/projects/project/?tags__exact={HUGE}",
+        f"/admin/projects/pollresultrow/?polled_at__year={HUGE}",
+        "/admin/projects/pollresultrow/?polled_at__day=-1",
+        "/admin/projects/project/?q=%00",
+        "/?q=a%00b",
+        "/admin/auth/user/?groups__exact=-99999999999999999999",
+    ],
+)
+def test_values_no_page_can_use_are_a_400(admin_client, world, url):
+    assert admin_client.get(url).status_code == 400
+
+
+def test_a_search_for_a_long_number_is_still_a_search(admin_client, world):
+    response = admin_client.get("/admin/projects/project/", {"q": HUGE})
+
+    assert response.status_code == 200
