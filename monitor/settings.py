@@ -251,8 +251,8 @@ Q_CLUSTER = {
         else {"orm": "default", "poll": 0.5}
     ),
 }
-# Ping rate limits live in the cache: per process unless REDIS_URL gives
-# every web worker (and machine) the same counts.
+# With REDIS_URL every web worker (and machine) shares one cache. Ping rate
+# limits no longer need it: they are counted in the database (PingCount).
 if REDIS_URL:
     CACHES = {
         "default": {

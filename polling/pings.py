@@ -48,12 +48,11 @@ PREVIEW_AGENTS = (
     "applebot",
     "skypeuripreview",
     "microsoftpreview",
-    "teams",
     "mattermost",
     "redditbot",
     "embedly",
     "iframely",
-    "pinterest",
+    "pinterestbot",
     "vkshare",
     "mastodon",
 )
@@ -115,8 +114,10 @@ def _message(request: HttpRequest) -> str:
 
 
 def _is_preview(request: HttpRequest) -> bool:
+    if request.method == "HEAD":
+        return True
     agent = request.headers.get("User-Agent", "").lower()
-    return request.method == "HEAD" or any(bot in agent for bot in PREVIEW_AGENTS)
+    return request.method == "GET" and any(bot in agent for bot in PREVIEW_AGENTS)
 
 
 def _allowed(project_id: int, *, now: float | None = None) -> bool:

@@ -58,6 +58,12 @@ def test_a_head_request_is_answered_but_not_recorded(client, heartbeat):
     assert PollResult.objects.count() == 0
 
 
+def test_a_post_is_a_ping_whoever_sends_it(client, heartbeat):
+    client.post(ping_url(heartbeat), headers={"User-Agent": "Slackbot 1.0"})
+
+    assert PollResult.objects.filter(project=heartbeat).count() == 1
+
+
 def test_curl_and_scripts_still_ping(client, heartbeat):
     for agent in ["curl/8.5.0", "Wget/1.21", "python-httpx/0.27.0", ""]:
         client.get(ping_url(heartbeat), headers={"User-Agent": agent})

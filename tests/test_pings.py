@@ -138,7 +138,7 @@ def test_a_ping_needs_no_login_and_no_csrf_token(heartbeat):
     assert strict.post(ping_url(heartbeat)).status_code == 200
 
 
-def test_with_redis_url_every_web_worker_counts_pings_in_redis():
+def test_with_redis_url_every_web_worker_shares_the_cache_in_redis():
     settings_of_a_worker = subprocess.run(
         [
             sys.executable,
