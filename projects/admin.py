@@ -27,10 +27,12 @@ RESULT_COUNT_CAP = 10_000
 # Unfiltered, the results list shows this much of the newest polls.
 RECENT_RESULTS_WINDOW = timedelta(minutes=10)
 
+# Classes in static/css/admin.css: the Content-Security-Policy refuses
+# style attributes.
 BADGE_COLOURS = {
-    Project.State.UP: "#1a7f37",
-    Project.State.PENDING: "#9a6700",
-    Project.State.DOWN: "#cf222e",
+    Project.State.UP: "green",
+    Project.State.PENDING: "amber",
+    Project.State.DOWN: "red",
 }
 LABELS = dict(Project.State.choices)
 
@@ -38,10 +40,9 @@ LABELS = dict(Project.State.choices)
 def status_badge(status: str) -> SafeString:
     """A poll's status (up, down) or a project's state (up, pending, down)."""
     if not status:
-        return format_html('<span style="color:#6e7781">{}</span>', "no poll yet")
+        return format_html('<span class="admin-muted">{}</span>', "no poll yet")
     return format_html(
-        '<span style="background:{};color:#fff;padding:1px 7px;border-radius:8px;'
-        'font-weight:600">{}</span>',
+        '<span class="admin-badge admin-badge-{}">{}</span>',
         BADGE_COLOURS[status],
         LABELS[status],
     )

@@ -94,8 +94,9 @@ class ProjectForm(TeamValidatedForm):
                 is_default=True, team_id=team_id
             )
             self.initial["channels"] = list(defaults.values_list("pk", flat=True))
+        # A view-only admin form has no editable fields at all.
         for name in DEFAULTED_FIELDS:
-            if name in self.fields:  # not on a read-only (viewer's) page
+            if name in self.fields:
                 self.fields[name].required = False
 
     def clean(self) -> dict:

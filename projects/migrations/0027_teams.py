@@ -30,7 +30,7 @@ def move_everything_into_default_team(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("projects", "0024_status_pages"),
+        ("projects", "0025_ping_counts"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -11,6 +11,7 @@ from projects.models.notifications import (
     Notification,
     NotificationChannel,
 )
+from projects.models.ping_counts import PingCount
 from projects.models.project import (
     DEFAULT_INTERVAL,
     DEFAULT_TIMEOUT_SECONDS,
@@ -56,6 +57,7 @@ __all__ = [
     "MonitorOutage",
     "Notification",
     "NotificationChannel",
+    "PingCount",
     "PollResult",
     "PollResultRow",
     "PollerNode",
