@@ -5,6 +5,7 @@ admin.site.site_header = "Uptime monitor"
 admin.site.site_title = "Uptime monitor"
 
 urlpatterns = [
+    path("", include("projects.teams.account_urls")),  # before the admin's
     path("admin/", admin.site.urls),
     path("poller/", include("polling.urls")),
     path("ping/", include("polling.ping_urls")),

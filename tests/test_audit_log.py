@@ -110,9 +110,7 @@ def test_a_deletion_and_an_action_are_recorded(a):
         changelist,
         {"action": "disable_projects", "_selected_action": [a.project.pk]},
     )
-    editor.post(
-        reverse("admin:projects_tag_delete", args=[a.tag.pk]), {"post": "yes"}
-    )
+    editor.post(reverse("admin:projects_tag_delete", args=[a.tag.pk]), {"post": "yes"})
 
     disabled = AuditEntry.objects.get(object_type="projects.project")
     assert disabled.changes == [{"field": "enabled", "old": True, "new": False}]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
-from projects.teams.scoping import current_team, teams_of
+from projects.models import Role
+from projects.teams.scoping import current_team, may, teams_of
 
 
 def teams(request: HttpRequest) -> dict:
@@ -21,4 +22,5 @@ def teams(request: HttpRequest) -> dict:
     return {
         "current_team": lambda: current_team(request),
         "team_choices": team_choices,
+        "may_invite": lambda: may(request, Role.MANAGER),
     }
