@@ -43,7 +43,7 @@ def page(teams, tmp_path, live_server):
         )
         page = context.new_page()
         page.goto(f"{live_server.url}/")
-        page.fill("#id_username", "vera")
+        page.fill("#id_login", "vera")
         page.fill("#id_password", PASSWORD)
         page.click("input[type=submit]")
         page.wait_for_url(f"{live_server.url}/")

@@ -43,7 +43,7 @@ def test_it_asks_for_a_login_first(client):
     response = client.get(URL)
 
     assert response.status_code == 302
-    assert response.url == f"{reverse('admin:login')}?next={URL}"
+    assert response.url == f"{reverse('account_login')}?next={URL}"
 
 
 def test_it_shows_each_state_and_counts_them(

@@ -35,7 +35,7 @@ def test_it_asks_for_a_login_first(client, make_project):
     response = client.get(url(make_project()))
 
     assert response.status_code == 302
-    assert response.url.startswith(reverse("admin:login"))
+    assert response.url.startswith(reverse("account_login"))
 
 
 def test_an_unknown_project_is_not_found(admin_client):

@@ -108,18 +108,16 @@ def test_a_password_is_reset_by_e_mail(a):
     user = member(a.team, Role.VIEWER, "vera")
     client = Client()
 
-    client.post(reverse("admin_password_reset"), {"email": user.email})
+    client.post(reverse("account_reset_password"), {"email": user.email})
     (message,) = mail.outbox
-    link = re.search(r"https?://\S+/reset/\S+/", message.body).group(0)
+    link = re.search(r"https?://\S+/password/reset/key/\S+/", message.body).group(0)
     form = client.get(path_of(link), follow=True)
     client.post(
         form.redirect_chain[-1][0],
-        {
-            "new_password1": "another long pass 7",
-            "new_password2": "another long pass 7",
-        },
+        {"password1": "another long pass 7", "password2": "another long pass 7"},
     )
 
     user.refresh_from_db()
     assert user.check_password("another long pass 7")
-    assert "password_reset" in client.get(reverse("admin:login")).content.decode()
+    login = client.get(reverse("account_login")).content.decode()
+    assert reverse("account_reset_password") in login
