@@ -169,3 +169,25 @@ def test_failed_sign_ins_are_rate_limited():
 
     assert right.status_code in (200, 429)
     assert "_auth_user_id" not in client.session
+
+
+def test_the_second_factor_pages_offer_totp_security_keys_and_recovery_codes():
+    user = member(None, None, "sam")
+    user.set_password("a long pass 42!")
+    user.save()
+    client = Client()
+    client.post(
+        reverse("account_login"), {"login": "sam", "password": "a long pass 42!"}
+    )
+
+    pages = [
+        reverse("mfa_index"),
+        reverse("mfa_activate_totp"),
+        reverse("mfa_add_webauthn"),
+    ]
+
+    for url in pages:
+        assert client.get(url).status_code == 200, url
+    index = client.get(reverse("mfa_index")).content.decode()
+    assert "Authenticator App" in index
+    assert "Security Keys" in index

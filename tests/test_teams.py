@@ -297,3 +297,14 @@ def test_an_editor_posts_an_incident_update_for_their_team_only(a, b):
     assert theirs.status_code == 404
     assert a.incident.status_updates.filter(status="identified").count() == 1
     assert b.incident.status_updates.filter(status="identified").count() == 0
+
+
+def test_a_managers_member_form_lists_only_the_teams_people(a, b):
+    manager = client_of(member(a.team, Role.MANAGER, "mona"))
+    member(a.team, Role.VIEWER, "vera")
+    member(b.team, Role.VIEWER, "bravo-person")
+
+    form = manager.get(reverse("admin:projects_membership_add")).context["adminform"]
+
+    offered = {user.username for user in form.form.fields["user"].queryset}
+    assert offered == {"mona", "vera"}

@@ -9,6 +9,7 @@ from django.http import HttpRequest
 
 from projects.models import AuditEntry, Membership, Role, Team
 from projects.teams.admin_scoping import TeamScopedAdmin, changes_text
+from projects.teams.scoping import current_team
 
 
 @admin.register(Team)
@@ -41,6 +42,15 @@ class MembershipAdmin(TeamScopedAdmin):
     search_fields = ["user__username", "user__email"]
     view_role = Role.MANAGER
     edit_role = Role.MANAGER
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        """A manager picks among the team's own people (to change a role);
+        newcomers come by invitation. Other teams' people stay unlisted."""
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if db_field.name == "user" and not request.user.is_superuser:
+            team = current_team(request)
+            field.queryset = field.queryset.filter(memberships__team=team).distinct()
+        return field
 
 
 @admin.register(AuditEntry)
