@@ -132,3 +132,16 @@ def test_managers_read_their_teams_log_and_nobody_else_does(a, b):
     assert "alpha-new-tag" in page
     assert "bravo" not in page
     assert editor.get(log).status_code == 403
+
+
+def test_a_projects_headers_are_recorded_masked(a):
+    import_projects(
+        "version: 1\nprojects:\n- name: alpha-site\n  url: http://127.0.0.1:9/alpha-path\n"
+        "  headers: {Authorization: Bearer tok-123}\n"
+        "  tags: [alpha-tag]\n  channels: [alpha-hook]\n",
+        team=a.team,
+    )
+
+    entry = AuditEntry.objects.get(object_id=str(a.project.pk))
+    assert entry.changes == [{"field": "headers", "old": "", "new": MASK}]
+    assert "tok-123" not in str(entry.changes)

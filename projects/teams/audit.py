@@ -23,6 +23,8 @@ from projects.teams.scoping import TEAM_PATHS
 MASK = "•••"
 # (app_label, model_name) -> fields whose values are credentials.
 SECRET_FIELDS = {
+    # Request headers often carry a token (Authorization, X-Api-Key).
+    ("projects", "project"): {"headers"},
     ("projects", "notificationchannel"): {"url", "secret"},
     ("projects", "subscriber"): {"webhook_url", "token"},
     ("projects", "apikey"): {"key", "key_hash", "hashed_key", "prefix"},
