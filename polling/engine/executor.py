@@ -13,6 +13,7 @@ from typing import Any
 
 from polling.engine.handoff import TaskQueue
 from polling.engine.probe import PollSteps, resume
+from polling.engine.slots import SlotReport, SlotUsage
 from polling.engine.stats import PollStats
 from polling.engine.transfers import Transfers
 from polling.engine.transport import TransferError, Transport
@@ -109,7 +110,10 @@ class Executor:
         # this poller no longer owned them (see Ownership).
         self.results_queued = 0
         self.disowned = 0
+        # Whether the limit, not the targets, delays polls (slots.py).
+        self._slots = SlotUsage(clock=clock)
         task_queue.on_unattended = self._grow_if_full
+        task_queue.on_taken = self._slots.taken
 
     @property
     def limit(self) -> int:
@@ -144,6 +148,11 @@ class Executor:
             workers = list(self._workers.values())
         return self._ended_rings + sum(worker.doorbell.rings for worker in workers)
 
+    def slot_report(self) -> SlotReport:
+        """How busy the slots were over the last minute."""
+        with self._lock:
+            return self._slots.report()
+
     def start(self) -> None:
         """Start the first worker; more start as the polls in flight need
         them. Raises RuntimeError when the thread cannot be started."""
@@ -164,6 +173,7 @@ class Executor:
                 raise RuntimeError("cannot scale an executor that is stopping")
             self._limit = limit
             self._share = min(self._polls_per_thread, limit)
+            self._slots.all_busy(self._claimed >= limit)
         # Workers look again: at room they now have, or at whether they
         # are one too many.
         self._ring_all()
@@ -267,6 +277,8 @@ class Executor:
                 room, worker.doorbell, pass_on=free > room
             )
             self._claimed += len(items)
+            if items and self._claimed >= self._limit:
+                self._slots.all_busy(True)
             return items, unattended
 
     def _may_end(self, worker: _Worker, idle_since: float) -> bool:
@@ -291,23 +303,30 @@ class Executor:
 
     def _unclaim(self, *, polled: bool = False) -> None:
         with self._lock:
-            self._claimed -= 1
+            self._free_slot()
             if polled:
                 self._in_flight -= 1
+
+    def _free_slot(self) -> None:
+        """Caller holds the lock."""
+        if self._claimed == self._limit:
+            self._slots.all_busy(False)
+        self._claimed -= 1
 
     def _started(self) -> None:
         with self._lock:
             self._in_flight += 1
 
-    def _poll_ended(self) -> None:
+    def _poll_ended(self, seconds: float) -> None:
         with self._lock:
             self._in_flight -= 1
+            self._slots.ended(seconds)
 
     def _queued(self, outcome: Outcome) -> None:
         """An outcome reached the result queue: its slot is free."""
         with self._lock:
             self.results_queued += 1
-            self._claimed -= 1
+            self._free_slot()
         self._on_finished(outcome.project_id, outcome)
 
 
@@ -439,7 +458,8 @@ class _Worker:
             executor._unclaim(polled=True)
             executor._on_finished(poll.task.target.project_id, None)
             return
-        executor._poll_ended()
+        duration = time.monotonic() - poll.started
+        executor._poll_ended(duration)
         logger.debug(
             "Polled project %s: %s %s %s ms %s",
             outcome.project_id,
@@ -448,9 +468,7 @@ class _Worker:
             outcome.response_time_ms,
             outcome.error,
         )
-        executor._stats.record(
-            outcome, duration_seconds=time.monotonic() - poll.started
-        )
+        executor._stats.record(outcome, duration_seconds=duration)
         self._held.append(outcome)
         self._hand_over()
 

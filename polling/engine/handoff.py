@@ -46,15 +46,23 @@ class TaskQueue(queue.Queue):
         self._rung: Doorbell | None = None  # rung, and has not taken yet
         self._unattended = False
         self.on_unattended: Callable[[], None] = _nothing
+        # Called by take(), with the lock held, with how long each task
+        # taken waited in the queue (engine/slots.py).
+        self.on_taken: Callable[[float], None] = _ignore
+        self._clock = time.monotonic
 
     def _put(self, item) -> None:
-        # Called by put() with the lock held.
-        self.queue.append(item)
+        # Called by put() with the lock held. Each item is kept with the
+        # time it came, for how long it waited.
+        self.queue.append((self._clock(), item))
         if self._rung is None:
             if self._waiters:
                 self._ring_next()
             else:
                 self._unattended = True
+
+    def _get(self):
+        return self.queue.popleft()[1]
 
     def put(self, item, block: bool = True, timeout: float | None = None) -> None:
         super().put(item, block, timeout)
@@ -75,7 +83,13 @@ class TaskQueue(queue.Queue):
             self._waiters.pop(doorbell, None)
             if self._rung is doorbell:
                 self._rung = None
-            items = [self._get() for _ in range(min(room, self._qsize()))]
+            items = []
+            if room and self._qsize():
+                now, queued, on_taken = self._clock(), self.queue, self.on_taken
+                for _ in range(min(room, len(queued))):
+                    came, item = queued.popleft()
+                    on_taken(now - came)
+                    items.append(item)
             if items and self.maxsize - self._qsize() >= self.room_wanted:
                 self.not_full.notify()
             unattended = False
@@ -145,4 +159,8 @@ class TaskQueue(queue.Queue):
 
 
 def _nothing() -> None:
+    pass
+
+
+def _ignore(waited_seconds: float) -> None:
     pass
