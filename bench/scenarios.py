@@ -126,6 +126,12 @@ SCENARIOS = [
         measure=300,
         fixed_measure=True,
     ),
+    # Issue #32: the same load at each limit; slots not in use should cost
+    # nothing (CPU per poll within 15 % of each other, 0 missed, lag p99 < 1 s).
+    *(
+        _engine(f"slots-{limit}", 300_000, concurrency=limit, measure=120)
+        for limit in (100, 400, 1000, 2000)
+    ),
     _engine("sat-50", 30_000, concurrency=50, **_SATURATED),
     _engine("sat-200", 30_000, concurrency=200, **_SATURATED),
     _engine("sat-500", 30_000, concurrency=500, **_SATURATED),

@@ -24,6 +24,10 @@ and prints the client's CPU per request for each variant:
 It also reports whether libcurl gave a certificate chain on a resumed
 handshake: it does not, as the server sends none, which is why the probe
 turns resumption off for a request that must read the certificate.
+
+Last, `rotating-N`: resumption allowed, requests going round N origins
+(ports) on one handle, as a worker's polls go round its projects: how
+many origins libcurl's session cache holds.
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ http {{
     }}
     server {{
         listen 127.0.0.1:{resume_port} ssl;
+{more_listens}
         ssl_session_cache shared:SSL:10m;
         ssl_session_tickets on;
         location / {{ return 200 "ok"; }}
@@ -102,9 +107,30 @@ def measure(url: str, curl: pycurl.Curl, requests: int) -> dict:
     return {"cpu_us_per_request": round(cpu / requests * 1e6), "chains_read": chains}
 
 
+def distinct_ports(count: int) -> list[int]:
+    """Free ports, none twice (free_port() may give one back again)."""
+    ports: set[int] = set()
+    while len(ports) < count:
+        ports.add(free_port())
+    return list(ports)
+
+
+def measure_round(urls: list[str], curl: pycurl.Curl, requests: int) -> dict:
+    for url in urls:  # a first, full handshake with each
+        curl.setopt(pycurl.URL, url)
+        curl.perform()
+    started = time.process_time()
+    for number in range(requests):
+        curl.setopt(pycurl.URL, urls[number % len(urls)])
+        curl.perform()
+    cpu = time.process_time() - started
+    return {"cpu_us_per_request": round(cpu / requests * 1e6)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--origins", default="10,20,30,60,120")
     options = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-tls-"))
     import trustme
@@ -116,7 +142,8 @@ def main() -> None:
     authority.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(
         str(certificate)
     )
-    full_port, resume_port = free_port(), free_port()
+    rounds = [int(each) for each in options.origins.split(",")]
+    full_port, resume_port, *ports = distinct_ports(max(rounds) + 2)
     config = folder / "nginx.conf"
     config.write_text(
         CONFIG.format(
@@ -124,6 +151,9 @@ def main() -> None:
             certificate=certificate,
             full_port=full_port,
             resume_port=resume_port,
+            more_listens="\n".join(
+                f"        listen 127.0.0.1:{port} ssl;" for port in ports
+            ),
         )
     )
     nginx = subprocess.Popen(
@@ -146,6 +176,12 @@ def main() -> None:
             curl = handle(ca_bundle, certinfo=certinfo, session_cache=cache)
             out = measure(url, curl, options.requests)
             print(json.dumps({"variant": name, **out}), flush=True)
+            curl.close()
+        for count in rounds:
+            urls = [f"https://127.0.0.1:{port}/" for port in ports[:count]]
+            curl = handle(ca_bundle, certinfo=False, session_cache=True)
+            out = measure_round(urls, curl, options.requests)
+            print(json.dumps({"variant": f"rotating-{count}", **out}), flush=True)
             curl.close()
     finally:
         nginx.terminate()
