@@ -282,3 +282,27 @@ def test_a_worker_that_fails_gives_up_its_polls_and_goes_on(harness, caplog):
     assert h.executor.in_flight == 0
     assert len(failures) == 1
     assert "A poll worker failed" in caplog.text
+
+
+def test_a_worker_that_cannot_start_leaves_the_polls_to_the_others(
+    harness, monkeypatch, caplog
+):
+    start = threading.Thread.start
+
+    def only_the_first_worker(thread):
+        if (
+            thread.name.startswith("poller-worker-")
+            and thread.name != "poller-worker-1"
+        ):
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", only_the_first_worker)
+    h = harness(limit=6, polls_per_thread=2)
+    h.executor.start()
+    for project_id in range(6):
+        h.submit(project_id, "/delay/200")
+    assert all(o.up for o in h.outcomes(6))
+    assert h.executor.threads == 1
+    # Tried once, then not again at every task for a while.
+    assert caplog.text.count("Could not start poll worker 2") == 1

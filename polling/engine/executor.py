@@ -30,6 +30,9 @@ POLLS_PER_THREAD = 50
 # threads are started when the polls in flight need them, not for every
 # slot the limit allows.
 IDLE_RETIRE_SECONDS = 30.0
+# After a worker thread could not be started, how long to go on with the
+# others before trying again.
+GROW_RETRY_SECONDS = 10.0
 # How often a worker holding outcomes (the result queue full: the
 # database is slow) tries to queue them again.
 HELD_RETRY_SECONDS = 0.05
@@ -106,6 +109,7 @@ class Executor:
         self._ended_turns = 0  # of workers that have ended
         self._ended_rings = 0
         self._started_threads = 0
+        self._grow_again_at = -math.inf
         # Outcomes handed to the result queue, and tasks let go because
         # this poller no longer owned them (see Ownership).
         self.results_queued = 0
@@ -226,10 +230,20 @@ class Executor:
                 or self._claimed < len(self._workers) * self._share
             ):
                 return  # a worker with room will take them on its next turn
+            if self._clock() < self._grow_again_at:
+                return
             try:
                 self._start_worker()
-            except RuntimeError:
-                logger.exception("Could not start a poll worker; going on with fewer")
+            except RuntimeError as error:
+                # Out of threads or memory: go on with the workers there
+                # are, and try again a while later rather than at every task.
+                self._grow_again_at = self._clock() + GROW_RETRY_SECONDS
+                logger.warning(
+                    "Could not start poll worker %d (%s); going on with %d",
+                    len(self._workers) + 1,
+                    error,
+                    len(self._workers),
+                )
 
     def _start_worker(self) -> None:
         """Start a worker thread. Caller holds the lock."""
