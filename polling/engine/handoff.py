@@ -26,7 +26,7 @@ class TaskQueue(queue.Queue):
 
     Workers sleep in epoll, not on the queue's Condition: a worker that
     found the queue empty while it had room for more polls stays
-    registered here with its doorbell (take(), wait=True), and put() rings
+    registered here with its doorbell (take()), and put() rings
     one such worker, the one registered last, so tasks gather on the
     workers already busy and the others stay asleep and retire. Only one
     worker is rung at a time: it takes what it has room for and rings the
