@@ -166,8 +166,9 @@ def test_a_high_limit_starts_no_threads_it_does_not_need(target_server):
     [project] = quick_projects(target_server, 1)
 
     def two_gigabytes_of_address_space():
-        # 100 stacks of 256 MiB cannot fit in 2 GiB; a few can.
-        resource.setrlimit(resource.RLIMIT_STACK, (256 << 20, 256 << 20))
+        # 100 stacks of 64 MiB cannot fit in 2 GiB; the dozen threads a
+        # poller runs besides its workers can.
+        resource.setrlimit(resource.RLIMIT_STACK, (64 << 20, 64 << 20))
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
     poller = start_poller(
