@@ -107,7 +107,7 @@ def test_projects_added_updated_and_removed_while_running(target_server, coordin
     poller.start()
     [project] = make_projects(target_server, 1, interval=3600)
     assert poller.sync_project(project.pk) == "added"
-    wait_until(lambda: PollResult.objects.filter(project=project).exists(), timeout=2)
+    wait_until(lambda: PollResult.objects.filter(project=project).exists())
 
     Project.objects.filter(pk=project.pk).update(
         url=target_server.url("/status/204"), expected_status="204"
@@ -140,7 +140,7 @@ def test_it_reloads_on_its_own(target_server, coordinator):
     poller = coordinator(reload_interval=0.2)
     poller.start()
     make_projects(target_server, 2, interval=3600)
-    wait_until(lambda: poller.status().active_projects == 2, timeout=3)
+    wait_until(lambda: poller.status().active_projects == 2)
 
 
 def test_stop_is_idempotent_and_final(target_server, coordinator):
@@ -170,7 +170,7 @@ def test_stop_saves_the_results_of_polls_in_flight(target_server, coordinator):
     make_projects(target_server, 20, path="/delay/800")
     poller = coordinator(max_concurrent_http=20)
     poller.start()
-    wait_until(lambda: poller.status().polls_in_flight >= 10, timeout=3)
+    wait_until(lambda: poller.status().polls_in_flight >= 10)
     poller.stop(timeout=10)
     assert target_server.count("/delay") == PollResult.objects.count() >= 10
 

@@ -75,7 +75,7 @@ def test_an_admin_save_reaches_the_owner_only(pollers, admin_client, target_serv
     owner = pollers[project.pk % SHARDS]
     others = [poller for poller in pollers if poller is not owner]
 
-    wait_until(lambda: PollResult.objects.filter(project=project).exists(), timeout=2)
+    wait_until(lambda: PollResult.objects.filter(project=project).exists())
     assert owner.target(project.pk) is not None
     assert [poller.target(project.pk) for poller in others] == [None, None]
     assert target_server.count("/ok") == 1
@@ -84,7 +84,7 @@ def test_an_admin_save_reaches_the_owner_only(pollers, admin_client, target_serv
     admin_client.post(
         change_url, project_form(target_server, "/status/200", interval_unit="hours")
     )
-    wait_until(lambda: target_server.count("/status/200") == 1, timeout=2)
+    wait_until(lambda: target_server.count("/status/200") == 1)
     assert [poller.target(project.pk) for poller in others] == [None, None]
     assert sum(poller.status().polls_total for poller in others) == 0
 

@@ -113,12 +113,12 @@ def test_admin_changes_reach_the_poller_end_to_end(
     poller = running_poller.coordinator
     admin_client.post(ADD_URL, project_form(target_server, "/old"))
     project = Project.objects.get(name="api")
-    wait_until(lambda: PollResult.objects.filter(project=project).exists(), timeout=2)
+    wait_until(lambda: PollResult.objects.filter(project=project).exists())
 
     change_url = reverse("admin:projects_project_change", args=[project.pk])
     admin_client.post(change_url, project_form(target_server, "/new"))
     assert poller.target(project.pk).url == target_server.url("/new")
-    wait_until(lambda: target_server.count("/new") >= 1, timeout=2)
+    wait_until(lambda: target_server.count("/new") >= 1)
 
     disabled = project_form(target_server, "/new")
     del disabled["enabled"]

@@ -28,13 +28,13 @@ def test_an_editors_change_reaches_the_running_poller(
     assert added.status_code == 302, added.context["adminform"].form.errors
     project = Project.objects.get(name="api")
     assert project.team == a.team
-    wait_until(lambda: PollResult.objects.filter(project=project).exists(), timeout=2)
+    wait_until(lambda: PollResult.objects.filter(project=project).exists())
 
     change = reverse("admin:projects_project_change", args=[project.pk])
     editor.post(change, project_form(target_server, "/new"))
 
     assert poller.target(project.pk).url == target_server.url("/new")
-    wait_until(lambda: target_server.count("/new") >= 1, timeout=2)
+    wait_until(lambda: target_server.count("/new") >= 1)
 
 
 @pytest.mark.django_db
