@@ -6,6 +6,7 @@ admin.site.site_title = "Uptime monitor"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/v1/", include("projects.api.urls")),
     path("poller/", include("polling.urls")),
     path("ping/", include("polling.ping_urls")),
     path("incidents/", include("projects.dashboard.incident_urls")),

@@ -1,6 +1,7 @@
 """The domain: projects, their polls and rollups, incidents and the
 notifications about them."""
 
+from projects.models.api_keys import ApiKey
 from projects.models.housekeeping import HousekeepingRun
 from projects.models.incidents import Incident
 from projects.models.maintenance import MaintenanceWindow
@@ -37,6 +38,7 @@ __all__ = [
     "MAX_MESSAGE_LENGTH",
     "MAX_PHASE_MS",
     "MAX_TIMEOUT_SECONDS",
+    "ApiKey",
     "DailyRollup",
     "DeliveryAttempt",
     "HourlyRollup",

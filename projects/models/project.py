@@ -11,7 +11,11 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from projects.project_rules import combination_errors, normalized_status_codes
+from projects.project_rules import (
+    coerce_field_values,
+    combination_errors,
+    normalized_status_codes,
+)
 from projects.units import SECONDS_PER_UNIT
 from projects.validators import (
     validate_headers,
@@ -284,6 +288,8 @@ class Project(models.Model):
 
     def clean(self) -> None:
         super().clean()
+        if not coerce_field_values(self):
+            return  # the failed field's own error says what is wrong
         self.expected_status = normalized_status_codes(self.expected_status)
         errors = {}
         try:

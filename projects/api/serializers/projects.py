@@ -1,0 +1,90 @@
+"""Projects as the API shows and takes them: every field the admin edits,
+validated by the admin's ProjectForm, plus the current state."""
+
+from __future__ import annotations
+
+import json
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from django.urls import reverse
+
+from projects.api.serializers.fields import RelatedIdsField, RelatedNamesField
+from projects.api.serializers.forms import FormBackedSerializer
+from projects.dashboard.queries.overview import State
+from projects.forms import ProjectForm
+from projects.incidents.links import absolute_url
+from projects.models import Project, Tag
+
+EDITABLE = ProjectForm.Meta.fields
+CURRENT_STATE = [
+    "last_polled_at",
+    "last_status",
+    "last_status_code",
+    "last_response_time_ms",
+    "consecutive_failures",
+    "failing_since",
+    "tls_expires_at",
+]
+
+
+class ProjectSerializer(FormBackedSerializer):
+    form_class = ProjectForm
+
+    tags = RelatedNamesField(
+        required=False, help_text="Tag names; each tag must exist (see tags/)."
+    )
+    channels = RelatedIdsField(
+        required=False,
+        help_text="Notification channel ids. Left out on create: the default "
+        "channels, as the admin's add form offers.",
+    )
+    state = serializers.SerializerMethodField(
+        help_text="down, pending, up, maintenance, waiting (not polled yet) "
+        "or paused: as the dashboard shows it."
+    )
+    interval_seconds = serializers.IntegerField(read_only=True)
+    ping_url = serializers.SerializerMethodField(
+        help_text="Heartbeat projects: the URL their job calls; null otherwise."
+    )
+
+    class Meta:
+        model = Project
+        fields = [
+            "id",
+            *EDITABLE,
+            "interval_seconds",
+            "state",
+            *CURRENT_STATE,
+            "ping_url",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", *CURRENT_STATE, "created_at", "updated_at"]
+
+    @extend_schema_field(serializers.ChoiceField(choices=State.choices))
+    def get_state(self, project: Project) -> str:
+        return project.display_state
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_ping_url(self, project: Project) -> str | None:
+        if not project.is_heartbeat or project.ping_key is None:
+            return None
+        return absolute_url(reverse("pings:ping", args=[project.ping_key]))
+
+    def validate_tags(self, names: list[str]) -> list[int]:
+        names = list(dict.fromkeys(names))
+        found = dict(Tag.objects.filter(name__in=names).values_list("name", "pk"))
+        missing = [name for name in names if name not in found]
+        if missing:
+            raise serializers.ValidationError(
+                [f"No tag is named “{name}”; create it first." for name in missing]
+            )
+        return [found[name] for name in names]
+
+    def form_value(self, name: str, value: object) -> object:
+        if name == "headers":
+            return json.dumps(value)  # the form's JSON field reads text
+        return super().form_value(name, value)
