@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -16,7 +15,7 @@ from projects.api.serializers.forms import FormBackedSerializer
 from projects.dashboard.queries.overview import State
 from projects.forms import ProjectForm
 from projects.incidents.links import absolute_url
-from projects.models import Project, Tag
+from projects.models import Project, Status, Tag
 
 EDITABLE = ProjectForm.Meta.fields
 CURRENT_STATE = [
@@ -46,6 +45,11 @@ class ProjectSerializer(FormBackedSerializer):
         "or paused: as the dashboard shows it."
     )
     interval_seconds = serializers.IntegerField(read_only=True)
+    # Declared: a read-only model field loses allow_blank, and the schema
+    # would then refuse the "" of a project never polled.
+    last_status = serializers.ChoiceField(
+        choices=Status.choices, allow_blank=True, read_only=True
+    )
     ping_url = serializers.SerializerMethodField(
         help_text="Heartbeat projects: the URL their job calls; null otherwise."
     )
@@ -68,7 +72,7 @@ class ProjectSerializer(FormBackedSerializer):
     def get_state(self, project: Project) -> str:
         return project.display_state
 
-    @extend_schema_field(OpenApiTypes.URI)
+    @extend_schema_field(serializers.URLField(allow_null=True))
     def get_ping_url(self, project: Project) -> str | None:
         if not project.is_heartbeat or project.ping_key is None:
             return None
