@@ -335,3 +335,30 @@ def test_a_bad_filter_is_a_400_naming_it(read_api, query):
 
     assert response.status_code == 400
     assert list(response.json()) == [query.split("=")[0]]
+
+
+def test_the_fast_representation_is_drfs(make_project, add_polls):
+    from rest_framework import serializers
+
+    from django.utils import timezone
+
+    from projects.api.serializers.projects import ProjectSerializer
+    from projects.api.views.projects import projects_with_state
+
+    tag = Tag.objects.create(name="prod")
+    channel = NotificationChannel.objects.create(name="c", kind="email", url="a@b.c")
+    polled = make_project(headers={"Accept": "text/html"}, max_response_time_ms=500)
+    polled.tags.add(tag)
+    polled.channels.add(channel)
+    add_polls(polled, "uud", end=timezone.now())
+    make_project(kind="heartbeat", url="", enabled=False)
+    projects = list(projects_with_state())
+
+    fast = ProjectSerializer(projects, many=True).data
+    generic = [
+        serializers.ModelSerializer.to_representation(ProjectSerializer(), project)
+        for project in projects
+    ]
+
+    assert json.loads(json.dumps(fast)) == json.loads(json.dumps(generic))
+    assert [list(row) for row in fast] == [list(row) for row in generic]

@@ -4,6 +4,7 @@ validated by the admin's ProjectForm, plus the current state."""
 from __future__ import annotations
 
 import json
+from functools import cached_property
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -18,6 +19,13 @@ from projects.incidents.links import absolute_url
 from projects.models import Project, Status, Tag
 
 EDITABLE = ProjectForm.Meta.fields
+DATETIMES = {
+    "last_polled_at",
+    "failing_since",
+    "tls_expires_at",
+    "created_at",
+    "updated_at",
+}
 CURRENT_STATE = [
     "last_polled_at",
     "last_status",
@@ -67,6 +75,31 @@ class ProjectSerializer(FormBackedSerializer):
             "updated_at",
         ]
         read_only_fields = ["id", *CURRENT_STATE, "created_at", "updated_at"]
+
+    def to_representation(self, project: Project) -> dict:
+        """What DRF's generic walk over the fields gives (a test holds the
+        two equal) at a fraction of its cost: most of a page of 100
+        projects went there."""
+        data = {}
+        for name, field in self._readable_fields_list:
+            if name in DATETIMES:
+                value = getattr(project, name)
+                data[name] = None if value is None else field.to_representation(value)
+            elif name == "tags":
+                data[name] = [tag.name for tag in project.tags.all()]
+            elif name == "channels":
+                data[name] = [channel.pk for channel in project.channels.all()]
+            elif name == "state":
+                data[name] = project.display_state
+            elif name == "ping_url":
+                data[name] = self.get_ping_url(project)
+            else:
+                data[name] = getattr(project, name)
+        return data
+
+    @cached_property
+    def _readable_fields_list(self) -> list[tuple[str, serializers.Field]]:
+        return [(field.field_name, field) for field in self._readable_fields]
 
     @extend_schema_field(serializers.ChoiceField(choices=State.choices))
     def get_state(self, project: Project) -> str:
