@@ -60,6 +60,7 @@ def main() -> None:
     manage(database, "migrate", "--noinput")
     setup_django(database)
     key, uptime_ids = seed(args.projects)
+    load_before = Path("/proc/loadavg").read_text().split()[0]
     with (
         CountingTarget() as target,
         Poller(database) as poller,
@@ -71,7 +72,9 @@ def main() -> None:
         uptimes = timed_gets(web.port, key, uptime_paths(uptime_ids), args.requests)
         created, seconds = create_projects(web.port, key, target, args.creates)
         polled, polled_within = target.wait_for(created, timeout=30)
+    load_after = Path("/proc/loadavg").read_text().split()[0]
     print(report(args, lists, uptimes, created, seconds, polled, polled_within))
+    print(f"Load average (1 min) before: {load_before}, after: {load_after}.")
 
 
 def parse_args() -> argparse.Namespace:

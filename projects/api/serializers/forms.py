@@ -78,11 +78,16 @@ class FormBackedSerializer(StrictFieldsMixin, serializers.ModelSerializer):
     def validate(self, attrs: dict) -> dict:
         # instance=None on create, as in the admin's add form, whose
         # initial values (ProjectForm's default channels) then apply.
-        data = current_form_data(self.form_class(instance=self.instance))
+        unbound = self.form_class(instance=self.instance)
+        data = current_form_data(unbound)
         for name, value in attrs.items():
             if name in data:
                 data[name] = self.form_value(name, value)
-        form = self.form_class(data=data, instance=self.instance)
+        # The same initial values: what the admin compares a save with
+        # (changed_data), read once.
+        form = self.form_class(
+            data=data, instance=self.instance, initial=unbound.initial
+        )
         if not form.is_valid():
             raise serializers.ValidationError(form_errors(form))
         self._form = form
