@@ -362,3 +362,19 @@ def test_the_fast_representation_is_drfs(make_project, add_polls):
 
     assert json.loads(json.dumps(fast)) == json.loads(json.dumps(generic))
     assert [list(row) for row in fast] == [list(row) for row in generic]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "99999999999999999999999/",
+        "99999999999999999999999/uptime/",
+        "99999999999999999999999/results/",
+        "by-name/a%00b/",
+    ],
+)
+def test_ids_beyond_any_column_and_nul_in_names_are_not_found(write_api, path):
+    method = write_api.put if path.startswith("by-name") else write_api.get
+    response = method(f"{URL}{path}", {"url": "http://127.0.0.1:9/"}, format="json")
+
+    assert response.status_code in (400, 404)
