@@ -56,4 +56,5 @@ class ChannelSerializer(FormBackedSerializer):
     @property
     def generated_secret(self) -> str:
         """The secret the form made for a new webhook, to show this once."""
-        return (getattr(self, "_form", None) and self._form.generated_secret) or ""
+        form = getattr(self, "_form", None)
+        return form.generated_secret if form is not None else ""
