@@ -70,10 +70,16 @@ def main() -> None:
         web.wait_ready(key)
         lists = timed_gets(web.port, key, list_paths(args.projects), args.requests)
         uptimes = timed_gets(web.port, key, uptime_paths(uptime_ids), args.requests)
-        created, seconds = create_projects(web.port, key, target, args.creates)
+        created, seconds, create_times = create_projects(
+            web.port, key, target, args.creates
+        )
         polled, polled_within = target.wait_for(created, timeout=30)
     load_after = Path("/proc/loadavg").read_text().split()[0]
     print(report(args, lists, uptimes, created, seconds, polled, polled_within))
+    print(
+        f"One create took {percentile_ms(create_times, 0.5)} ms at the median, "
+        f"{percentile_ms(create_times, 0.95)} ms at p95."
+    )
     print(f"Load average (1 min) before: {load_before}, after: {load_after}.")
 
 
@@ -295,12 +301,13 @@ def timed_gets(port: int, key: str, paths, count: int) -> list[float]:
 
 def create_projects(
     port: int, key: str, target: CountingTarget, count: int
-) -> tuple[list[str], float]:
+) -> tuple[list[str], float, list[float]]:
     """POST `count` projects from CREATE_THREADS clients; their target
-    paths and the seconds it took."""
+    paths, the seconds it took and each create's latency."""
     numbers = iter(range(count))
     lock = threading.Lock()
     failures: list[str] = []
+    latencies: list[float] = []
 
     def client() -> None:
         while True:
@@ -315,7 +322,9 @@ def create_projects(
                 "interval_unit": "hours",
                 "tags": ["tag 1"],
             }
+            started = time.perf_counter()
             status, answer = request(port, key, "POST", "/api/v1/projects/", body)
+            latencies.append(time.perf_counter() - started)
             if status != 201:
                 failures.append(f"HTTP {status}: {answer[:200]!r}")
 
@@ -328,7 +337,7 @@ def create_projects(
     elapsed = time.perf_counter() - started
     if failures:
         raise SystemExit(f"{len(failures)} creates failed, e.g. {failures[0]}")
-    return [f"/created/{n}" for n in range(count)], elapsed
+    return [f"/created/{n}" for n in range(count)], elapsed, sorted(latencies)
 
 
 # Reporting -------------------------------------------------------------------
