@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from rest_framework.test import APIClient
 
+from django.db import OperationalError
 from django.utils import timezone
 
 from projects.dashboard.queries.ranges import RANGES
@@ -323,3 +324,36 @@ def test_status_says_whether_a_poller_reported_lately(settings):
     assert body["poller_alive"] is True
     PollerNode.objects.update(last_seen_at=now - timedelta(seconds=61))
     assert client.get("/api/v1/status/").json()["status"] == "degraded"
+
+
+class Unreachable:
+    """Stands in for a model manager when the database does not answer."""
+
+    def __getattr__(self, name):
+        raise OperationalError("could not connect to server")
+
+
+def test_status_is_503_when_the_database_does_not_answer(db, monkeypatch):
+    monkeypatch.setattr(PollerNode, "objects", Unreachable())
+
+    response = APIClient().get("/api/v1/status/")
+
+    assert response.status_code == 503
+    assert response.json()["status"] == "down"
+    assert response.json()["database"] is False
+
+
+def test_any_endpoint_is_a_json_503_when_the_database_does_not_answer(
+    read_api, monkeypatch
+):
+    from projects.api.views.catalog import TagViewSet
+
+    monkeypatch.setattr(TagViewSet, "queryset", Unreachable())
+
+    response = read_api.get("/api/v1/tags/")
+
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert response.json() == {
+        "detail": "The database did not answer; try again shortly."
+    }
