@@ -37,6 +37,13 @@ CURRENT_STATE = [
 ]
 
 
+def _related(project: Project, name: str) -> list:
+    """A many-to-many field's objects: the list the view prefetched
+    (projects_with_state), else read now."""
+    prefetched = getattr(project, f"{name[:-1]}_list", None)
+    return prefetched if prefetched is not None else list(getattr(project, name).all())
+
+
 class ProjectSerializer(FormBackedSerializer):
     form_class = ProjectForm
 
@@ -86,9 +93,9 @@ class ProjectSerializer(FormBackedSerializer):
                 value = getattr(project, name)
                 data[name] = None if value is None else field.to_representation(value)
             elif name == "tags":
-                data[name] = [tag.name for tag in project.tags.all()]
+                data[name] = [tag.name for tag in _related(project, "tags")]
             elif name == "channels":
-                data[name] = [channel.pk for channel in project.channels.all()]
+                data[name] = [channel.pk for channel in _related(project, "channels")]
             elif name == "state":
                 data[name] = project.display_state
             elif name == "ping_url":

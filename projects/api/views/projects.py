@@ -38,8 +38,14 @@ def projects_with_state() -> QuerySet[Project]:
     now = timezone.now()
     maintained = MaintenanceSchedule.load(now, now).covered_projects(now)
     return with_state(Project.objects.all(), maintained=maintained).prefetch_related(
-        Prefetch("tags", queryset=Tag.objects.only("pk", "name")),
-        Prefetch("channels", queryset=NotificationChannel.objects.only("pk")),
+        # Lists, not managers: building a related manager per project cost
+        # a tenth of a page of 100.
+        Prefetch("tags", queryset=Tag.objects.only("pk", "name"), to_attr="tag_list"),
+        Prefetch(
+            "channels",
+            queryset=NotificationChannel.objects.only("pk"),
+            to_attr="channel_list",
+        ),
     )
 
 
