@@ -378,3 +378,29 @@ def test_ids_beyond_any_column_and_nul_in_names_are_not_found(write_api, path):
     response = method(f"{URL}{path}", {"url": "http://127.0.0.1:9/"}, format="json")
 
     assert response.status_code in (400, 404)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {**SITE, "expected_status": "200-299,301", "tags": ["b", "a"]},
+        {"name": "beat", "kind": "heartbeat", "tags": ["a"]},
+    ],
+)
+def test_the_answer_to_a_write_is_what_a_later_read_shows(write_api, body):
+    Tag.objects.create(name="a")
+    Tag.objects.create(name="b")
+    NotificationChannel.objects.create(
+        name="all", kind="email", url="a@example.com", is_default=True
+    )
+
+    created = post(write_api, body)
+    url = f"{URL}{created.json()['id']}/"
+    changed = write_api.patch(url, {"interval": 2}, format="json")
+
+    assert created.status_code == 201, created.json()
+    assert changed.json() == write_api.get(url).json()
+    assert {**created.json(), "interval": 2, "interval_seconds": 120} == {
+        **changed.json(),
+        "updated_at": created.json()["updated_at"],
+    }

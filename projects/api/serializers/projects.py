@@ -118,6 +118,13 @@ class ProjectSerializer(FormBackedSerializer):
             return None
         return absolute_url(reverse("pings:ping", args=[project.ping_key]))
 
+    def _save(self) -> Project:
+        project = super()._save()
+        # What the form just saved, shown without reading it back.
+        project.tag_list = list(self._form.cleaned_data["tags"])
+        project.channel_list = list(self._form.cleaned_data["channels"])
+        return project
+
     def validate_tags(self, names: list[str]) -> list[int]:
         names = list(dict.fromkeys(names))
         found = dict(Tag.objects.filter(name__in=names).values_list("name", "pk"))
