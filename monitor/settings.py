@@ -363,3 +363,44 @@ SOCIALACCOUNT_PROVIDERS = {
         else []
     }
 }
+
+# REST API (projects/api/, docs/api.md)
+INSTALLED_APPS += [
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "projects.api",
+]
+# Requests one API key may make, as DRF spells a rate: 600/min, 20/s,
+# 10000/hour. Counted in the cache, so per web process unless REDIS_URL is
+# set, like PING_RATE_LIMIT.
+API_THROTTLE = env.str("API_THROTTLE", default="600/min")
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "projects.api.authentication.ApiKeyAuthentication"
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["projects.api.permissions.ApiKeyScope"],
+    "DEFAULT_THROTTLE_CLASSES": ["projects.api.throttling.ApiKeyThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["projects.api.parsers.BoundedJSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "projects.api.pagination.PagePagination",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "projects.api.errors.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Uptime monitor API",
+    "DESCRIPTION": "Projects, their polls and uptime, incidents, channels, "
+    "maintenance windows and tags. Send `Authorization: Bearer <key>`; "
+    "make a key with `manage.py createapikey NAME --scope read|write`.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    # The docs page's scripts and styles come from this site, never a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"PollStatusEnum": "projects.models.project.Status"},
+}

@@ -12,6 +12,7 @@ admin.site.login = secure_admin_login(admin.site.login)
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
+    path("api/v1/", include("projects.api.urls")),
     path("poller/", include("polling.urls")),
     path("ping/", include("polling.ping_urls")),
     path("incidents/", include("projects.dashboard.incident_urls")),

@@ -6,6 +6,8 @@ message next to what the user should change.
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
+
 from projects.expectations import (
     format_status_codes,
     is_number,
@@ -17,6 +19,27 @@ NO_BODY_ON_HEAD = "A HEAD request gets no body to check: use GET."
 TCP_SENDS_NOTHING = "A TCP check only opens a connection: {what}."
 HEARTBEAT_IS_NOT_POLLED = "A heartbeat project is not polled: {what}."
 ORDERING_OPERATORS = ("<", ">")
+
+
+def coerce_field_values(instance) -> bool:
+    """Give each field's value the type the field stores, as clean_fields()
+    does for the values it accepts; False when some value cannot have it.
+
+    Model.full_clean() calls clean() even when a field failed, with the raw
+    value still in place (99 for a text field, "abc" for a number): rules
+    across fields must not run on those, since the field's own error
+    already says what is wrong.
+    """
+    typed = True
+    for field in instance._meta.concrete_fields:
+        value = getattr(instance, field.attname)
+        if value is None:
+            continue
+        try:
+            setattr(instance, field.attname, field.to_python(value))
+        except ValidationError:
+            typed = False
+    return typed
 
 
 def combination_errors(project) -> dict[str, str]:

@@ -106,6 +106,17 @@ def validate_headers(value: object) -> None:
                 "The value of header “%(name)s” cannot contain line breaks.",
                 params={"name": name},
             )
+        if any(_is_control(char) for char in header_value):
+            raise ValidationError(
+                "The value of header “%(name)s” cannot contain control characters.",
+                params={"name": name},
+            )
+
+
+def _is_control(char: str) -> bool:
+    """Not allowed in a header value (RFC 9110 allows a tab); PostgreSQL
+    cannot even store NUL in a JSON column."""
+    return (ord(char) < 32 and char != "\t") or ord(char) == 127
 
 
 def validate_status_codes(value: str) -> None:

@@ -236,3 +236,30 @@ def queue_notification(db, make_project, clock):
         )
 
     return queue
+
+
+# The REST API -------------------------------------------------------------
+
+
+def _api_client(scope: str):
+    from rest_framework.test import APIClient
+
+    from projects.models import ApiKey
+
+    _, key = ApiKey.issue(f"{scope} key", scope)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    client.key = key
+    return client
+
+
+@pytest.fixture
+def write_api(db):
+    """An APIClient sending a fresh write key (its clear text: `.key`)."""
+    return _api_client("write")
+
+
+@pytest.fixture
+def read_api(db):
+    """An APIClient sending a fresh read-only key."""
+    return _api_client("read")

@@ -20,7 +20,7 @@ def fill_badge_keys(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('projects', '0022_tags'),
+        ('projects', '0023_api_keys'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,6 +1,7 @@
 """The domain: projects, their polls and rollups, incidents and the
 notifications about them."""
 
+from projects.models.api_keys import ApiKey
 from projects.models.audit import AuditEntry
 from projects.models.housekeeping import HousekeepingRun
 from projects.models.incidents import Incident
@@ -46,6 +47,7 @@ __all__ = [
     "MAX_MESSAGE_LENGTH",
     "MAX_PHASE_MS",
     "MAX_TIMEOUT_SECONDS",
+    "ApiKey",
     "AuditEntry",
     "DailyRollup",
     "DeliveryAttempt",

@@ -14,7 +14,11 @@ from django.utils import timezone
 
 from projects.blocked_targets import blocked_url_problem
 from projects.models.teams import NamedInTeam, Team, team_field
-from projects.project_rules import combination_errors, normalized_status_codes
+from projects.project_rules import (
+    coerce_field_values,
+    combination_errors,
+    normalized_status_codes,
+)
 from projects.units import SECONDS_PER_UNIT
 from projects.validators import (
     validate_headers,
@@ -325,6 +329,8 @@ class Project(NamedInTeam):
 
     def clean(self) -> None:
         super().clean()
+        if not coerce_field_values(self):
+            return  # the failed field's own error says what is wrong
         self.expected_status = normalized_status_codes(self.expected_status)
         errors = {}
         try:

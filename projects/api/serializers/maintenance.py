@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from projects.api.serializers.fields import RelatedIdsField
+from projects.api.serializers.forms import FormBackedSerializer
+from projects.maintenance_admin import MaintenanceWindowForm
+from projects.models import MaintenanceWindow
+
+
+class MaintenanceWindowSerializer(FormBackedSerializer):
+    form_class = MaintenanceWindowForm
+
+    weekdays = serializers.ListField(
+        child=serializers.IntegerField(
+            error_messages={"invalid": "Enter a whole number."}
+        ),
+        required=False,
+        help_text="Weekly only: the days a window starts on, 0 (Monday) to 6.",
+    )
+    projects = RelatedIdsField(required=False, help_text="Project ids.")
+
+    class Meta:
+        model = MaintenanceWindow
+        fields = ["id", *MaintenanceWindowForm.Meta.fields, "created_at"]
+        read_only_fields = ["id", "created_at"]

@@ -1,0 +1,47 @@
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import SimpleRouter
+
+from django.urls import path
+
+from projects.api.views.catalog import MaintenanceWindowViewSet, TagViewSet
+from projects.api.views.channels import ChannelViewSet
+from projects.api.views.incidents import IncidentViewSet
+from projects.api.views.projects import ProjectByNameView, ProjectViewSet
+from projects.api.views.results import ResultList, UptimeView
+from projects.api.views.status import monitor_status
+
+app_name = "api"
+
+router = SimpleRouter()
+router.register("projects", ProjectViewSet, basename="project")
+router.register("incidents", IncidentViewSet, basename="incident")
+router.register("channels", ChannelViewSet, basename="channel")
+router.register(
+    "maintenance-windows", MaintenanceWindowViewSet, basename="maintenance-window"
+)
+router.register("tags", TagViewSet, basename="tag")
+
+urlpatterns = [
+    # Before the router's projects/{id}/, which would not match it anyway.
+    path(
+        "projects/by-name/<str:name>/",
+        ProjectByNameView.as_view({"put": "upsert"}),
+        name="project-by-name",
+    ),
+    path("projects/<int:pk>/results/", ResultList.as_view(), name="project-results"),
+    path("projects/<int:pk>/uptime/", UptimeView.as_view(), name="project-uptime"),
+    path("status/", monitor_status, name="status"),
+    path(
+        "schema/",
+        SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]),
+        name="schema",
+    ),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(
+            url_name="api:schema", authentication_classes=[], permission_classes=[]
+        ),
+        name="docs",
+    ),
+    *router.urls,
+]

@@ -1,0 +1,90 @@
+"""Schemathesis: requests generated from the OpenAPI schema, valid and
+invalid, against a live server with a write key. No operation may answer
+with a 5xx, and every documented answer must match the schema.
+
+Bounded and reproducible: at most MAX_EXAMPLES requests per operation,
+derandomized. Each operation runs as its own Hypothesis test inside one
+pytest test (schemathesis's lazy pytest loader reads a private pytest
+attribute that pytest 9 removed); the failures of every operation are
+collected and reported together, with the totals (pytest -s prints them).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error, response_schema_conformance
+
+from django.utils import timezone
+
+from projects.models import ApiKey, Incident, NotificationChannel, Project, Tag
+
+MAX_EXAMPLES = 25
+CHECKS = [not_a_server_error, response_schema_conformance]
+
+
+@pytest.fixture
+def write_key(transactional_db, settings) -> str:
+    # Generated requests far outnumber the default throttle.
+    settings.API_THROTTLE = "1000000/min"
+    _, key = ApiKey.issue("schemathesis", "write")
+    return key
+
+
+@pytest.fixture
+def seeded(transactional_db) -> None:
+    """A few objects for the generated ids to find."""
+    now = timezone.now()
+    project = Project.objects.create(name="seed", url="http://127.0.0.1:9/")
+    Tag.objects.create(name="seed")
+    NotificationChannel.objects.create(name="seed", kind="email", url="a@b.org")
+    Incident.objects.create(project=project, started_at=now, confirmed_at=now)
+
+
+def exercise(operation, headers: dict, calls: Counter) -> None:
+    """Up to MAX_EXAMPLES valid and invalid requests to one operation;
+    raises on the first check that fails (Hypothesis shrinks it first)."""
+    strategy = st.one_of(
+        operation.as_strategy(generation_mode=GenerationMode.POSITIVE),
+        operation.as_strategy(generation_mode=GenerationMode.NEGATIVE),
+    )
+
+    @given(case=strategy)
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    def run(case) -> None:
+        calls[operation.label] += 1
+        case.call_and_validate(headers=headers, checks=CHECKS)
+
+    run()
+
+
+@pytest.mark.slow
+def test_no_generated_request_gets_a_server_error(live_server, write_key, seeded):
+    schema = schemathesis.openapi.from_url(f"{live_server.url}/api/v1/schema/")
+    headers = {"Authorization": f"Bearer {write_key}"}
+    calls: Counter = Counter()
+    failures = {}
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        try:
+            exercise(operation, headers, calls)
+        except (Exception, BaseExceptionGroup) as error:  # all are reported
+            failures[operation.label] = f"{type(error).__name__}: {error}"[:2000]
+
+    print(
+        f"\nschemathesis: {len(calls)} operations, {sum(calls.values())} "
+        f"requests (at most {MAX_EXAMPLES} each), {len(failures)} failing"
+    )
+    assert len(calls) >= 30
+    assert failures == {}
