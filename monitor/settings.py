@@ -260,3 +260,10 @@ ACKNOWLEDGE_LINK_DAYS = env.int("ACKNOWLEDGE_LINK_DAYS", default=7)
 POLLER_RECHECK_SECONDS = env.int("POLLER_RECHECK_SECONDS", default=20)
 # The default channels hear of it when no poller has been seen this long.
 POLLER_SILENT_SECONDS = env.int("POLLER_SILENT_SECONDS", default=120)
+# Regions (docs/regions.md): the place this runpoller checks from. Pollers
+# of one region share its shards; a project is down when enough regions
+# agree (Project.quorum).
+POLLER_REGION = env.str("POLLER_REGION", default="default")
+# The local address this runpoller's requests leave from (libcurl's
+# interface option, e.g. "host!127.0.0.2"); empty: the system chooses.
+POLLER_SOURCE_ADDRESS = env.str("POLLER_SOURCE_ADDRESS", default="")

@@ -8,13 +8,17 @@ from django.db import connection
 from polling.engine.config import PollerConfig
 from polling.engine.coordinator import Coordinator
 from polling.engine.shards import Ownership
+from polling.engine.transport import set_source_address
 from polling.engine.writer import ResultStore
 from polling.leases import LeaseFence, LeaseKeeper
+from polling.regions import phase_offset, region_id
 from polling.store import DatabaseResultStore, DatabaseTargetSource
 from polling.writer_process import ProcessStore
 
 
 def config_from_settings(**overrides) -> PollerConfig:
+    # Every handle of this process sends from POLLER_SOURCE_ADDRESS.
+    set_source_address(settings.POLLER_SOURCE_ADDRESS)
     """The poller's knobs from settings; overrides that are None are ignored."""
     values = {
         "max_concurrent_http": settings.MAX_CONCURRENT_HTTP,
@@ -23,6 +27,7 @@ def config_from_settings(**overrides) -> PollerConfig:
         "result_queue_size": settings.POLLER_RESULT_QUEUE_SIZE,
         "recheck_seconds": settings.POLLER_RECHECK_SECONDS,
         "stop_timeout": settings.POLLER_STOP_TIMEOUT,
+        "phase_offset_seconds": phase_offset(),
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return PollerConfig(**values)
@@ -45,7 +50,11 @@ def result_store(*, fence: LeaseFence | None = None) -> ResultStore:
 def database_coordinator(config: PollerConfig) -> Coordinator:
     """A Coordinator that polls every enabled project and saves to the
     database: the only poller."""
-    return Coordinator(config, source=DatabaseTargetSource(), store=result_store())
+    return Coordinator(
+        config,
+        source=DatabaseTargetSource(region_id=region_id()),
+        store=result_store(),
+    )
 
 
 def shared_coordinator(
@@ -65,6 +74,7 @@ def shared_coordinator(
     keeper = LeaseKeeper(
         node_id=node_id,
         shard_count=count,
+        region_id=region_id(),
         ttl=settings.POLLER_LEASE_TTL,
         tick=settings.POLLER_LEASE_TICK,
         on_change=on_change,
@@ -73,7 +83,7 @@ def shared_coordinator(
     fence = LeaseFence(keeper)
     coordinator = Coordinator(
         config,
-        source=DatabaseTargetSource(),
+        source=DatabaseTargetSource(region_id=region_id()),
         store=result_store(fence=fence),
         ownership=Ownership.nothing(count),
         lease_statements=lambda: keeper.statements + fence.statements,

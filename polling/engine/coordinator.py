@@ -97,6 +97,7 @@ class Coordinator:
         self._scheduler = Scheduler(
             self._task_queue,
             spread_seconds=config.spread_seconds,
+            phase_offset_seconds=config.phase_offset_seconds,
             recheck_seconds=config.recheck_seconds,
             recheck_slots=recheck_slots(config.max_concurrent_http),
             clock=clock,

@@ -19,6 +19,11 @@ from projects.models.project import (
     Project,
     Status,
 )
+from projects.models.regions import (
+    DEFAULT_REGION_ID,
+    ProjectRegionState,
+    Region,
+)
 from projects.models.results import (
     MAX_MESSAGE_LENGTH,
     MAX_PHASE_MS,
@@ -31,6 +36,7 @@ from projects.models.tags import Tag
 
 __all__ = [
     "DEFAULT_INTERVAL",
+    "DEFAULT_REGION_ID",
     "DEFAULT_TIMEOUT_SECONDS",
     "MAX_ERROR_MESSAGE_LENGTH",
     "MAX_INTERVAL_SECONDS",
@@ -50,6 +56,8 @@ __all__ = [
     "PollResultRow",
     "PollerNode",
     "Project",
+    "ProjectRegionState",
+    "Region",
     "ShardLease",
     "Status",
     "Tag",

@@ -23,6 +23,12 @@ class PollerNode(models.Model):
     stopped_at = models.DateTimeField(
         null=True, blank=True, help_text="Set when the process stopped cleanly."
     )
+    region = models.ForeignKey(
+        "projects.Region",
+        on_delete=models.PROTECT,
+        default=1,  # DEFAULT_REGION_ID
+        related_name="pollers",
+    )
 
     class Meta:
         indexes = [
@@ -43,7 +49,12 @@ class ShardLease(models.Model):
     takeover, so the writer of a poller that lost a shard can tell.
     """
 
-    shard = models.PositiveIntegerField(primary_key=True)
+    # Pollers of one region share its shards; each region polls every
+    # project it is given, so each has a lease per shard.
+    region = models.ForeignKey(
+        "projects.Region", on_delete=models.CASCADE, related_name="+"
+    )
+    shard = models.PositiveIntegerField()
     owner = models.ForeignKey(
         PollerNode,
         null=True,
@@ -54,8 +65,15 @@ class ShardLease(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     token = models.BigIntegerField(default=0)
 
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["region", "shard"], name="shardlease_one_per_region_shard"
+            ),
+        ]
+
     def __str__(self) -> str:
-        return f"shard {self.shard}"
+        return f"shard {self.shard} of region {self.region_id}"
 
 
 class MonitorOutage(models.Model):

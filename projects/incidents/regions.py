@@ -1,0 +1,289 @@
+"""The result writer's region step: a project is down when enough of the
+regions polling it agree (docs/regions.md).
+
+It replaces the project-state step (states.save_states) when more than
+one region has live pollers, in the same transaction and on the same
+locked project rows. Each region's polls run through the decision table
+(machine.py) with the project's thresholds, kept per (project, region) in
+ProjectRegionState; then the project is down when at least its quorum of
+the regions that count are confirmed failing, and up again when fewer
+are. What that changes is handed to the incident step as the usual
+Effect, so incidents and notifications stay exactly-once: the project
+rows are locked in id order by every writer, whatever its region.
+
+Regions that count: those polling the project (Project.regions, or every
+live region when it has none) that have a live poller and are not blind
+(most of the projects they poll failing at once: the "is it us?" rule,
+per region).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from projects.batch_writes import datetime_adapter, update_rows, upsert_rows
+from projects.incidents.machine import (
+    DOWN,
+    PENDING,
+    SETTLED,
+    UP,
+    Change,
+    Effect,
+    Poll,
+    Streak,
+    Thresholds,
+    Transition,
+    run,
+)
+from projects.incidents.states import STATE_FIELDS, Stored, _state_row, save_states
+from projects.models import Project, ProjectRegionState, Region
+
+MAX_REASON_LENGTH = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class RegionView:
+    """The regions as the writer sees them for one batch."""
+
+    region_id: int  # the writer's own: the polls are of it
+    live: frozenset[int]  # with a live poller, the writer's own included
+    blind: frozenset[int]  # most of their projects failing at once
+    names: dict[int, str]
+
+    def counted(self, polling: Iterable[int] | None) -> list[int]:
+        """Of the regions polling a project (None: every live one), those
+        whose view counts, in name order."""
+        regions = self.live if polling is None else self.live & set(polling)
+        return sorted(
+            (r for r in regions if r not in self.blind), key=lambda r: self.names[r]
+        )
+
+
+def quorum_needed(quorum: int | None, counted: int) -> int:
+    """How many of `counted` regions must be confirmed failing: the
+    project's quorum (a majority when None), at most all of them; 0 when
+    none counts (never down)."""
+    if counted == 0:
+        return 0
+    return min(counted // 2 + 1 if quorum is None else quorum, counted)
+
+
+def describe(reasons: Sequence[tuple[str, str]]) -> str:
+    """ "eu: connection refused; us: expected 200, got 503"."""
+    text = "; ".join(f"{name}: {reason or 'failed'}" for name, reason in reasons)
+    return text[:MAX_REASON_LENGTH]
+
+
+def save_region_states(
+    cursor,
+    polls: Sequence[Poll],
+    stored: dict[int, Stored],
+    view: RegionView,
+    *,
+    in_maintenance: Callable[[Poll], bool],
+) -> dict[int, Effect]:
+    """The region's view of each project from its polls, then each
+    project's state from every counted region's. Returns what the polls
+    did to each project."""
+    by_project: dict[int, list[Poll]] = defaultdict(list)
+    for poll in sorted(polls, key=lambda p: p.at):
+        by_project[poll.project_id].append(poll)
+    settings = {
+        pk: (quorum, kind)
+        for pk, quorum, kind in Project.objects.filter(pk__in=list(by_project))
+        .values_list("pk", "quorum", "kind")
+        .order_by()
+    }
+    # Heartbeat projects are told by their pings, not from a place: each
+    # decides alone, as with one region.
+    beats = [p for p in polls if settings[p.project_id][1] == Project.Kind.HEARTBEAT]
+    effects = {}
+    if beats:
+        effects = save_states(cursor, beats, stored, in_maintenance=in_maintenance)
+        for project_id in effects:
+            del by_project[project_id]
+    ids = sorted(by_project)
+    polling: dict[int, list[int]] = defaultdict(list)
+    through = Project.regions.through.objects.filter(project_id__in=ids)
+    for project_id, region_id in through.values_list("project_id", "region_id"):
+        polling[project_id].append(region_id)
+    streaks = _region_streaks(ids)
+    mine: dict[int, tuple[Streak, list[Poll]]] = {}
+    for project_id, project_polls in by_project.items():
+        thresholds: Thresholds = stored[project_id][1]
+        before, reason = streaks.get((project_id, view.region_id), (Streak(), ""))
+        effect = run(before, project_polls, thresholds, in_maintenance=in_maintenance)
+        failed = [p for p in project_polls if not p.up]
+        if failed:
+            reason = failed[-1].error
+        elif effect.after.state == UP:
+            reason = ""
+        streaks[project_id, view.region_id] = (effect.after, reason)
+        mine[project_id] = (effect.after, project_polls)
+    _save_region_rows(cursor, view.region_id, mine, streaks)
+    effects |= {
+        project_id: _decide(
+            project_id,
+            stored[project_id][0],
+            mine[project_id][1],
+            view,
+            view.counted(polling.get(project_id)),
+            settings[project_id][0],
+            streaks,
+            in_maintenance,
+        )
+        for project_id in ids
+    }
+    adapt = datetime_adapter()
+    rows = [_state_row(by_project[pid], effects[pid].after, adapt) for pid in ids]
+    update_rows(
+        cursor,
+        Project,
+        STATE_FIELDS,
+        rows,
+        expressions={"tls_expires_at": "COALESCE({new}, {old})"},
+    )
+    return effects
+
+
+def _region_streaks(ids: list[int]) -> dict[tuple[int, int], tuple[Streak, str]]:
+    rows = ProjectRegionState.objects.filter(project_id__in=ids).values_list(
+        "project_id",
+        "region_id",
+        "state",
+        "consecutive_failures",
+        "consecutive_successes",
+        "failing_since",
+        "last_error",
+    )
+    return {(row[0], row[1]): (Streak(*row[2:6]), row[6]) for row in rows}
+
+
+REGION_FIELDS = (
+    "project",
+    "region",
+    "state",
+    "consecutive_failures",
+    "consecutive_successes",
+    "failing_since",
+    "last_polled_at",
+    "last_up",
+    "last_status_code",
+    "last_response_time_ms",
+    "last_error",
+)
+_REPLACED = dict.fromkeys(REGION_FIELDS[2:], "{new}")
+
+
+def _save_region_rows(
+    cursor,
+    region_id: int,
+    mine: dict[int, tuple[Streak, list[Poll]]],
+    streaks: dict[tuple[int, int], tuple[Streak, str]],
+) -> None:
+    adapt = datetime_adapter()
+    rows = []
+    for project_id in sorted(mine):
+        streak, polls = mine[project_id]
+        last = polls[-1]
+        rows.append(
+            (
+                project_id,
+                region_id,
+                streak.state,
+                streak.failures,
+                streak.successes,
+                adapt(streak.failing_since),
+                adapt(last.at),
+                last.up,
+                last.status_code,
+                last.response_time_ms,
+                streaks[project_id, region_id][1][:MAX_REASON_LENGTH],
+            )
+        )
+    upsert_rows(
+        cursor,
+        ProjectRegionState,
+        REGION_FIELDS,
+        rows,
+        conflict=("project", "region"),
+        updates=_REPLACED,
+    )
+
+
+def _decide(
+    project_id: int,
+    before: Streak,
+    polls: list[Poll],
+    view: RegionView,
+    counted: list[int],
+    quorum: int | None,
+    streaks: dict[tuple[int, int], tuple[Streak, str]],
+    in_maintenance: Callable[[Poll], bool],
+) -> Effect:
+    """The project's new streak from its counted regions' streaks, and the
+    transitions for the incident step."""
+    views = {r: streaks.get((project_id, r), (Streak(), "")) for r in counted}
+    confirmed = [r for r in counted if views[r][0].state == DOWN]
+    failing = [r for r in counted if views[r][0].failing]
+    needed = quorum_needed(quorum, len(counted))
+    down = needed > 0 and len(confirmed) >= needed
+    since = min(
+        (views[r][0].failing_since for r in failing if views[r][0].failing_since),
+        default=None,
+    )
+    reason = describe([(view.names[r], views[r][1]) for r in confirmed])
+    last = polls[-1]
+    if down:
+        after = Streak(DOWN, max(views[r][0].failures for r in confirmed), 0, since)
+    elif failing:
+        after = Streak(PENDING, max(views[r][0].failures for r in failing), 0, since)
+    else:
+        after = SETTLED
+    transitions: list[Transition] = []
+    counting = [p for p in polls if not in_maintenance(p)]
+    if down and before.state != DOWN:
+        poll = last._replace(up=False, error=reason)
+        transitions.append(Transition(Change.OPENED, poll, after, described=True))
+    elif down:
+        for poll in counting:
+            if not poll.up and view.region_id in confirmed:
+                failed = poll._replace(error=reason)
+                transitions.append(
+                    Transition(Change.FAILED, failed, after, described=True)
+                )
+    elif before.state == DOWN:
+        transitions.append(Transition(Change.RESOLVED, last, after))
+    return Effect(
+        before=before,
+        after=after,
+        transitions=transitions,
+        started_failing=not before.failing_since and since is not None,
+        stopped_failing=before.failing_since is not None and since is None,
+    )
+
+
+def region_view(region_id: int, *, live_since: datetime) -> RegionView:
+    """The regions now: one small query."""
+    live, blind, names = set(), set(), {}
+    rows = Region.objects.values_list("pk", "name", "last_seen_at", "blind_since")
+    for pk, name, seen, blind_since in rows:
+        names[pk] = name
+        if seen is not None and seen >= live_since:
+            live.add(pk)
+        if blind_since is not None:
+            blind.add(pk)
+    live.add(region_id)
+    return RegionView(region_id, frozenset(live), frozenset(blind), names)
+
+
+def as_verdicts(polls: Sequence[Poll], effects: dict[int, Effect]) -> list[Poll]:
+    """The polls as the rollups count them: failed while the project is
+    down (its quorum agreed), up otherwise, whatever one region saw; so
+    uptime counts a window down only when the project was."""
+    return [
+        poll._replace(up=effects[poll.project_id].after.state != DOWN) for poll in polls
+    ]
