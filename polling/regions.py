@@ -14,7 +14,6 @@ import zlib
 from datetime import timedelta
 
 from django.conf import settings
-from django.utils import timezone
 
 from projects.incidents.regions import RegionView, region_view
 from projects.models import DEFAULT_REGION_ID, Region
@@ -57,8 +56,9 @@ BOOK_SECONDS = 5.0
 
 
 class RegionBook:
-    """The writer's view of the regions, read at most every BOOK_SECONDS:
-    a single-region install pays one tiny query per few seconds."""
+    """Whether several regions are live, read at most every BOOK_SECONDS:
+    a single-region install pays one tiny query per few seconds. With
+    several, the writer reads the regions again in its transaction."""
 
     def __init__(self, clock=time.monotonic) -> None:
         self._clock = clock
@@ -69,6 +69,6 @@ class RegionBook:
         now = self._clock()
         if self._view is None or now - self._read_at >= BOOK_SECONDS:
             silent = timedelta(seconds=settings.POLLER_SILENT_SECONDS)
-            self._view = region_view(region_id, live_since=timezone.now() - silent)
+            self._view = region_view(region_id, silent=silent)
             self._read_at = now
         return self._view

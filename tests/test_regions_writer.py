@@ -12,10 +12,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from polling.store import DatabaseResultStore, iter_targets
+from projects.incidents.region_outages import watch_regions
 from projects.incidents.regions import describe, quorum_needed
 from projects.models import (
     DEFAULT_REGION_ID,
     Incident,
+    Notification,
     PollResult,
     Project,
     ProjectRegionState,
@@ -137,18 +139,6 @@ def test_a_region_without_a_live_poller_does_not_count(make_project):
     assert "ap" not in Incident.objects.get().first_error
 
 
-def test_a_blind_region_does_not_count(make_project):
-    project = make_project(failure_threshold=1, quorum=1)
-    regions = live_regions("eu", "us")
-    Region.objects.filter(name="eu").update(blind_since=timezone.now())
-    fleet = Fleet(project, regions)
-
-    fleet.poll("du", 0)
-    fleet.poll("du", 1)
-
-    assert Incident.objects.count() == 0
-
-
 def test_one_result_per_project_region_and_window(make_project):
     project = make_project()
     regions = live_regions("eu", "us")
@@ -196,10 +186,59 @@ def test_a_poller_loads_the_projects_of_its_region_and_those_of_none(make_projec
     assert loaded(regions["us"]) == {everywhere.pk}
 
 
+def test_a_region_that_cannot_reach_most_targets_is_held_and_told_once(
+    make_project,
+):
+    make_channel(is_default=True)
+    projects = [make_project(quorum=1, failure_threshold=2) for _ in range(6)]
+    regions = live_regions("eu", "us")
+    eu = DatabaseResultStore(region_id=regions["eu"].pk)
+    us = DatabaseResultStore(region_id=regions["us"].pk)
+    for step in range(4):
+        eu.save([outcome(p.pk, up=False, at=step * STEP) for p in projects])
+        us.save([outcome(p.pk, at=step * STEP) for p in projects])
+
+    assert Incident.objects.count() == 0
+    assert Region.objects.get(name="eu").blind_since is not None
+    assert queued_events() == ["monitor.unreachable"]
+    message = Notification.objects.get().payload["message"]
+    assert "Region eu cannot reach most targets (6 of 6" in message
+
+    eu.save([outcome(p.pk, at=4 * STEP) for p in projects])
+    eu.save([outcome(p.pk, at=5 * STEP) for p in projects])
+
+    assert Region.objects.get(name="eu").blind_since is None
+    assert queued_events() == ["monitor.unreachable", "monitor.reachable"]
+
+
+def test_a_region_without_a_live_poller_is_told_once_and_when_back(db):
+    make_channel(is_default=True)
+    regions = live_regions("eu", "us")
+    now = timezone.now()
+    Region.objects.filter(name="us").update(last_seen_at=now - timedelta(hours=1))
+
+    assert watch_regions(now=now) == ["us dark"]
+    assert watch_regions(now=now) == []
+    Region.objects.filter(pk=regions["us"].pk).update(last_seen_at=now)
+    assert watch_regions(now=now) == ["us back"]
+
+    assert queued_events() == ["poller.silent", "poller.back"]
+    first = Notification.objects.order_by("pk").first().payload["message"]
+    assert first.startswith("Region us has no live poller")
+
+
 @pytest.mark.parametrize(
     ("quorum", "counted", "needed"),
-    [(None, 3, 2), (None, 2, 2), (None, 1, 1), (None, 4, 3), (2, 3, 2), (3, 2, 2)]
-    + [(1, 3, 1), (None, 0, 0)],
+    [
+        (None, 3, 2),
+        (None, 2, 2),
+        (None, 1, 1),
+        (None, 4, 3),
+        (2, 3, 2),
+        (3, 2, 2),
+        (1, 3, 1),
+        (None, 0, 0),
+    ],
 )
 def test_quorum_is_a_majority_of_the_counted_regions_unless_set(
     quorum, counted, needed

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import timedelta
+
+from django.utils import timezone
 
 from projects.batch_writes import datetime_adapter, update_rows, upsert_rows
 from projects.incidents.machine import (
@@ -38,6 +40,7 @@ from projects.incidents.machine import (
     Transition,
     run,
 )
+from projects.incidents.region_outages import reconsider_blindness
 from projects.incidents.states import STATE_FIELDS, Stored, _state_row, save_states
 from projects.models import Project, ProjectRegionState, Region
 
@@ -52,6 +55,19 @@ class RegionView:
     live: frozenset[int]  # with a live poller, the writer's own included
     blind: frozenset[int]  # most of their projects failing at once
     names: dict[int, str]
+    silent: timedelta  # how long a region may go unseen and be live
+
+    def reread(self) -> RegionView:
+        """The same view read again, in the writer's transaction: writers
+        of several regions must agree on which count."""
+        return region_view(self.region_id, silent=self.silent)
+
+    def with_blindness(self, blind: bool) -> RegionView:
+        """This view, with the writer's own region blind or not."""
+        blinded = (
+            self.blind | {self.region_id} if blind else self.blind - {self.region_id}
+        )
+        return replace(self, blind=frozenset(blinded))
 
     def counted(self, polling: Iterable[int] | None) -> list[int]:
         """Of the regions polling a project (None: every live one), those
@@ -88,6 +104,7 @@ def save_region_states(
     """The region's view of each project from its polls, then each
     project's state from every counted region's. Returns what the polls
     did to each project."""
+    view = view.reread()
     by_project: dict[int, list[Poll]] = defaultdict(list)
     for poll in sorted(polls, key=lambda p: p.at):
         by_project[poll.project_id].append(poll)
@@ -112,10 +129,12 @@ def save_region_states(
         polling[project_id].append(region_id)
     streaks = _region_streaks(ids)
     mine: dict[int, tuple[Streak, list[Poll]]] = {}
+    region_effects: list[Effect] = []
     for project_id, project_polls in by_project.items():
         thresholds: Thresholds = stored[project_id][1]
         before, reason = streaks.get((project_id, view.region_id), (Streak(), ""))
         effect = run(before, project_polls, thresholds, in_maintenance=in_maintenance)
+        region_effects.append(effect)
         failed = [p for p in project_polls if not p.up]
         if failed:
             reason = failed[-1].error
@@ -124,6 +143,10 @@ def save_region_states(
         streaks[project_id, view.region_id] = (effect.after, reason)
         mine[project_id] = (effect.after, project_polls)
     _save_region_rows(cursor, view.region_id, mine, streaks)
+    if any(e.started_failing or e.stopped_failing for e in region_effects):
+        # The "is it us?" rule, for this region alone.
+        blind = reconsider_blindness(view.region_id, at=max(p.at for p in polls))
+        view = view.with_blindness(blind)
     effects |= {
         project_id: _decide(
             project_id,
@@ -266,8 +289,10 @@ def _decide(
     )
 
 
-def region_view(region_id: int, *, live_since: datetime) -> RegionView:
-    """The regions now: one small query."""
+def region_view(region_id: int, *, silent: timedelta) -> RegionView:
+    """The regions now, a region being live while a poller of it has been
+    seen within `silent`: one small query."""
+    live_since = timezone.now() - silent
     live, blind, names = set(), set(), {}
     rows = Region.objects.values_list("pk", "name", "last_seen_at", "blind_since")
     for pk, name, seen, blind_since in rows:
@@ -277,7 +302,7 @@ def region_view(region_id: int, *, live_since: datetime) -> RegionView:
         if blind_since is not None:
             blind.add(pk)
     live.add(region_id)
-    return RegionView(region_id, frozenset(live), frozenset(blind), names)
+    return RegionView(region_id, frozenset(live), frozenset(blind), names, silent)
 
 
 def as_verdicts(polls: Sequence[Poll], effects: dict[int, Effect]) -> list[Poll]:

@@ -179,4 +179,27 @@ class Migration(migrations.Migration):
         ),
         # With the region and the new key in the state.
         migrations.RunPython(add_region_to_results, remove_region_from_results),
+        # A region's own outages: one open per kind and region.
+        migrations.RemoveConstraint(
+            model_name="monitoroutage",
+            name="monitoroutage_one_open_per_kind",
+        ),
+        migrations.AddField(
+            model_name="monitoroutage",
+            name="region",
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name="outages", to="projects.region"),
+        ),
+        migrations.AlterField(
+            model_name="monitoroutage",
+            name="kind",
+            field=models.CharField(choices=[("unreachable", "Most targets unreachable"), ("poller_silent", "Poller silent"), ("region_dark", "Region without a live poller"), ("region_blind", "Region cannot reach most targets")], max_length=13),
+        ),
+        migrations.AddConstraint(
+            model_name="monitoroutage",
+            constraint=models.UniqueConstraint(condition=models.Q(("ended_at__isnull", True), ("region__isnull", True)), fields=("kind",), name="monitoroutage_one_open_per_kind"),
+        ),
+        migrations.AddConstraint(
+            model_name="monitoroutage",
+            constraint=models.UniqueConstraint(condition=models.Q(("ended_at__isnull", True), ("region__isnull", False)), fields=("kind", "region"), name="monitoroutage_one_open_per_region"),
+        ),
     ]

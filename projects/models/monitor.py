@@ -83,8 +83,19 @@ class MonitorOutage(models.Model):
     class Kind(models.TextChoices):
         UNREACHABLE = "unreachable", "Most targets unreachable"
         POLLER_SILENT = "poller_silent", "Poller silent"
+        # One region (docs/regions.md): no live poller in it, or most of
+        # its targets failing at once; its view does not count meanwhile.
+        REGION_DARK = "region_dark", "Region without a live poller"
+        REGION_BLIND = "region_blind", "Region cannot reach most targets"
 
     kind = models.CharField(max_length=13, choices=Kind)
+    region = models.ForeignKey(
+        "projects.Region",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="outages",
+    )
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)
     # What was measured when it began, e.g. {"failing": 40, "enabled": 50}.
@@ -94,8 +105,13 @@ class MonitorOutage(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["kind"],
-                condition=models.Q(ended_at__isnull=True),
+                condition=models.Q(ended_at__isnull=True, region__isnull=True),
                 name="monitoroutage_one_open_per_kind",
+            ),
+            models.UniqueConstraint(
+                fields=["kind", "region"],
+                condition=models.Q(ended_at__isnull=True, region__isnull=False),
+                name="monitoroutage_one_open_per_region",
             ),
         ]
         ordering = ["-started_at"]
