@@ -366,21 +366,24 @@ def _save(
             return 0
         polls = [_poll(o) for o in outcomes]
         in_maintenance = maintenance_test(polls)
-        # Nothing in the pipeline reads a result: the server writes the
-        # polls while the states and rollups are worked out.
-        with pipeline(cursor):
-            _insert_results(poll_cursor, outcomes, region)
-            if view is None or len(view.live) < 2:
-                # One region: each project's polls decide alone.
+        if view is None or len(view.live) < 2:
+            # One region: each project's polls decide alone. Nothing in the
+            # pipeline reads a result: the server writes the polls while
+            # the states and rollups are worked out.
+            with pipeline(cursor):
+                _insert_results(poll_cursor, outcomes, region)
                 effects = save_states(
                     cursor, polls, stored, in_maintenance=in_maintenance
                 )
                 _add_to_rollups(cursor, polls, in_maintenance)
-            else:
-                effects = save_region_states(
-                    cursor, polls, stored, view, in_maintenance=in_maintenance
-                )
-                _add_to_rollups(cursor, as_verdicts(polls, effects), in_maintenance)
+        else:
+            # Several: the region step reads the other regions' views and
+            # counts rows it changes, so no pipeline.
+            _insert_results(poll_cursor, outcomes, region)
+            effects = save_region_states(
+                cursor, polls, stored, view, in_maintenance=in_maintenance
+            )
+            _add_to_rollups(cursor, as_verdicts(polls, effects), in_maintenance)
         # Fewer polls went in than were given: the unique index skipped
         # windows stored already, which the state and rollups above counted
         # again. Known only once the pipeline is done; the common batch
