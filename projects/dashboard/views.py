@@ -30,6 +30,7 @@ from projects.dashboard.queries.overview import (
     with_state,
 )
 from projects.dashboard.queries.ranges import DEFAULT_RANGE, OVERVIEW_RANGES, RANGES
+from projects.dashboard.queries.regions import project_regions
 from projects.dashboard.queries.response_times import response_time_buckets
 from projects.dashboard.queries.uptime import Uptime, maintenance_for, uptime_by_project
 from projects.maintenance import MaintenanceSchedule
@@ -117,6 +118,7 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "deliveries_shown": DELIVERIES_SHOWN,
         "incidents": project_incidents(pk),
         "banners": monitor_banners(now),
+        "regions": project_regions(pk, now),
     }
     return render(request, "projects/project_detail.html", context)
 

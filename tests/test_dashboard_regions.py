@@ -1,0 +1,44 @@
+"""The project page with several regions: each region's latest poll and
+whether its view counts (docs/regions.md)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from django.utils import timezone
+
+from polling.store import DatabaseResultStore
+from projects.models import Region
+from tests.outcomes import outcome
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_project_page_shows_each_regions_latest_poll(admin_client, make_project):
+    project = make_project(quorum=2)
+    now = timezone.now()
+    regions = [
+        Region.objects.create(name=name, last_seen_at=now) for name in ("eu", "us")
+    ]
+    Region.objects.create(name="ap", last_seen_at=now - timedelta(hours=1))
+    eu, us = (DatabaseResultStore(region_id=r.pk) for r in regions)
+    eu.save([outcome(project.pk, ms=41)])
+    us.save([outcome(project.pk, up=False, code=503, error="<b>expected</b> 200")])
+
+    page = admin_client.get(project.get_absolute_url()).content.decode()
+
+    assert "Regions" in page
+    assert "41 ms" in page
+    assert "&lt;b&gt;expected&lt;/b&gt; 200" in page  # escaped
+    assert "Down when 2 of the counted regions confirm a failure." in page
+
+
+def test_a_single_region_project_page_has_no_regions_table(admin_client, make_project):
+    project = make_project()
+    DatabaseResultStore().save([outcome(project.pk)])
+
+    page = admin_client.get(project.get_absolute_url()).content.decode()
+
+    assert 'id="regions-heading"' not in page
