@@ -7,10 +7,11 @@ from datetime import timedelta
 
 import pytest
 
+from django.urls import reverse
 from django.utils import timezone
 
 from polling.store import DatabaseResultStore
-from projects.models import Region
+from projects.models import PollerNode, Region
 from tests.outcomes import outcome
 
 pytestmark = pytest.mark.django_db
@@ -42,3 +43,19 @@ def test_a_single_region_project_page_has_no_regions_table(admin_client, make_pr
     page = admin_client.get(project.get_absolute_url()).content.decode()
 
     assert 'id="regions-heading"' not in page
+
+
+def test_the_poller_page_lists_regions_with_their_live_pollers(admin_client):
+    now = timezone.now()
+    eu = Region.objects.create(name="eu", label="Frankfurt", last_seen_at=now)
+    us = Region.objects.create(name="us", last_seen_at=now - timedelta(hours=1))
+    PollerNode.objects.create(
+        name="a:1", host="a", pid=1, started_at=now, last_seen_at=now, region=eu
+    )
+
+    page = admin_client.get(reverse("polling:poller")).content.decode()
+
+    assert 'id="regions-heading"' in page
+    assert "Frankfurt" in page
+    assert "no: no live poller" in page  # us
+    assert us.name in page

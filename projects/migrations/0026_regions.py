@@ -127,7 +127,7 @@ class Migration(migrations.Migration):
                 ("expires_at", models.DateTimeField(blank=True, null=True)),
                 ("token", models.BigIntegerField(default=0)),
                 ("owner", models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name="leases", to="projects.pollernode")),
-                ("region", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="projects.region")),
+                ("region", models.ForeignKey(default=1, on_delete=django.db.models.deletion.CASCADE, related_name="+", to="projects.region")),
             ],
             options={
                 "constraints": [models.UniqueConstraint(fields=("region", "shard"), name="shardlease_one_per_region_shard")],

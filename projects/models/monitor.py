@@ -52,7 +52,10 @@ class ShardLease(models.Model):
     # Pollers of one region share its shards; each region polls every
     # project it is given, so each has a lease per shard.
     region = models.ForeignKey(
-        "projects.Region", on_delete=models.CASCADE, related_name="+"
+        "projects.Region",
+        on_delete=models.CASCADE,
+        default=1,  # DEFAULT_REGION_ID
+        related_name="+",
     )
     shard = models.PositiveIntegerField()
     owner = models.ForeignKey(
