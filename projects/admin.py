@@ -127,6 +127,14 @@ class ProjectAdmin(admin.ModelAdmin):
             },
         ),
         (
+            "Regions",
+            {
+                "description": "Where it is checked from (docs/regions.md). "
+                "None chosen: every region with live pollers.",
+                "fields": ["regions", "quorum"],
+            },
+        ),
+        (
             "Current state",
             {
                 "fields": [

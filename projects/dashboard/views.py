@@ -30,7 +30,7 @@ from projects.dashboard.queries.overview import (
     with_state,
 )
 from projects.dashboard.queries.ranges import DEFAULT_RANGE, OVERVIEW_RANGES, RANGES
-from projects.dashboard.queries.regions import project_regions
+from projects.dashboard.queries.regions import project_regions, regions_seen
 from projects.dashboard.queries.response_times import response_time_buckets
 from projects.dashboard.queries.uptime import Uptime, maintenance_for, uptime_by_project
 from projects.maintenance import MaintenanceSchedule
@@ -88,6 +88,7 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     maintenance = maintenance_for(RANGES.values(), now)
     maintained = maintenance.covered_projects(now)
     projects = with_state(Project.objects.all(), maintained=maintained)
+    projects = projects.annotate(regions_seen=regions_seen())
     project = get_object_or_404(projects.prefetch_related("tags"), pk=pk)
     time_range = RANGES.get(request.GET.get("range", ""), DEFAULT_RANGE)
     status = request.GET.get("status", "")
@@ -118,7 +119,7 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "deliveries_shown": DELIVERIES_SHOWN,
         "incidents": project_incidents(pk),
         "banners": monitor_banners(now),
-        "regions": project_regions(pk, now),
+        "regions": project_regions(pk, now) if project.regions_seen > 1 else [],
     }
     return render(request, "projects/project_detail.html", context)
 

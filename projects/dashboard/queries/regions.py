@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from projects.models import PollResult, ProjectRegionState
 
@@ -23,6 +25,20 @@ class RegionRow:
     error: str
     live: bool
     blind: bool
+
+
+def regions_seen() -> Subquery:
+    """How many regions have polled the project, as an annotation: the page
+    asks for more only when there are several, so a single-region install
+    pays no query for it."""
+    states = (
+        ProjectRegionState.objects.filter(project=OuterRef("pk"))
+        .order_by()
+        .values("project")
+        .annotate(count=Count("pk"))
+        .values("count")
+    )
+    return Coalesce(Subquery(states), 0)
 
 
 def project_regions(project_id: int, now: datetime) -> list[RegionRow]:
