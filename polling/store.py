@@ -14,7 +14,7 @@ from django.db import (
     connection,
     transaction,
 )
-from django.db.models import NOT_PROVIDED, Exists, OuterRef, Q
+from django.db.models import NOT_PROVIDED, Exists, OuterRef, Q, Subquery
 
 from polling.deadlines import move_deadlines
 from polling.engine.pacing import no_pause
@@ -42,6 +42,7 @@ from projects.models import (
     HourlyRollup,
     PollResult,
     Project,
+    ProjectRegionState,
 )
 
 # Projects read per round trip when loading them all, and between pauses.
@@ -162,6 +163,14 @@ def polled_in(region_id: int | None) -> Q:
     return ~Exists(given) | Exists(given.filter(region=region_id))
 
 
+def _region_last_window(region_id: int) -> Subquery:
+    return Subquery(
+        ProjectRegionState.objects.filter(
+            project=OuterRef("pk"), region_id=region_id
+        ).values("last_polled_at")[:1]
+    )
+
+
 def iter_targets(
     pause: Callable[[], None] = no_pause,
     *,
@@ -175,7 +184,15 @@ def iter_targets(
     projects = Project.objects.filter(polled_in(region_id), enabled=True)
     if where is not None:
         projects = projects.filter(where)
-    rows = projects.values_list(*TARGET_FIELDS)
+    fields = TARGET_FIELDS
+    if region_id not in (None, DEFAULT_REGION_ID):
+        # A region continues from its own last window, not another
+        # region's: its polls keep their phase (docs/regions.md).
+        projects = projects.annotate(region_last_window=_region_last_window(region_id))
+        fields = [
+            "region_last_window" if f == "last_polled_at" else f for f in TARGET_FIELDS
+        ]
+    rows = projects.values_list(*fields)
     for count, row in enumerate(rows.iterator(chunk_size=LOAD_CHUNK), start=1):
         yield target_from_project(_ProjectRow(row))
         if count % LOAD_CHUNK == 0:
@@ -222,6 +239,8 @@ def load_target(project_id: int, region_id: int | None = None) -> Target | None:
 class DatabaseTargetSource:
     """The enabled projects, read from the database for the Coordinator:
     those polled in `region_id`, when given."""
+
+    _region_id: int | None = None  # any region
 
     def __init__(self, *, region_id: int | None = None) -> None:
         self._region_id = region_id

@@ -250,3 +250,19 @@ def test_reasons_are_named_by_region():
     assert describe([("eu", "connection refused"), ("us", "")]) == (
         "eu: connection refused; us: failed"
     )
+
+
+def test_a_region_continues_from_its_own_last_window(make_project):
+    project = make_project()
+    regions = live_regions("eu", "us")
+    eu = DatabaseResultStore(region_id=regions["eu"].pk)
+    us = DatabaseResultStore(region_id=regions["us"].pk)
+    eu.save([outcome(project.pk, at=0)])
+    us.save([outcome(project.pk, at=3)])  # us polls 3 s into the window
+
+    def last_window(region):
+        (target,) = iter_targets(region_id=region.pk)
+        return target.last_window
+
+    assert last_window(regions["eu"]) == outcome(project.pk, at=0).due_at
+    assert last_window(regions["us"]) == outcome(project.pk, at=3).due_at
