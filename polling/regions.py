@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import time
-import zlib
 from datetime import timedelta
 
 from django.conf import settings
@@ -19,9 +18,11 @@ from projects.incidents.regions import RegionView, region_view
 from projects.models import DEFAULT_REGION_ID, Region
 from projects.models.regions import DEFAULT_REGION_NAME
 
-# Regions' polls of one project are spread over this many seconds (at most
-# a quarter of its interval), so they do not arrive in the same second.
-REGION_SPREAD_SECONDS = 5.0
+# Regions' polls of one project are spread over this many seconds (a
+# quarter of its interval when that is less), so they do not arrive in the
+# same second.
+REGION_SPREAD_SECONDS = 10.0
+GOLDEN = (5**0.5 - 1) / 2
 
 
 def region_name() -> str:
@@ -39,15 +40,14 @@ def region_id(name: str | None = None) -> int:
     return region.pk
 
 
-def phase_offset(name: str | None = None) -> float:
-    """Seconds this region's polls come after the window's start: the
-    same for every poller of the region, different (mostly) between
-    regions; 0 for the default region, so single-region installs poll as
-    they always did."""
-    name = name or region_name()
-    if name == DEFAULT_REGION_NAME:
+def phase_fraction(region: int) -> float:
+    """Where in the spread this region's polls come, from 0 to 1: the
+    same for every poller of the region, well apart for regions made one
+    after another (the golden ratio's steps), and 0 for the default region,
+    so single-region installs poll as they always did."""
+    if region == DEFAULT_REGION_ID:
         return 0.0
-    return (zlib.crc32(name.encode()) % 1000) / 1000 * REGION_SPREAD_SECONDS
+    return (region * GOLDEN) % 1.0
 
 
 # The writer looks at the regions again after this long: which are live

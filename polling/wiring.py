@@ -11,7 +11,7 @@ from polling.engine.shards import Ownership
 from polling.engine.transport import set_source_address
 from polling.engine.writer import ResultStore
 from polling.leases import LeaseFence, LeaseKeeper
-from polling.regions import phase_offset, region_id
+from polling.regions import REGION_SPREAD_SECONDS, phase_fraction, region_id
 from polling.store import DatabaseResultStore, DatabaseTargetSource
 from polling.writer_process import ProcessStore
 
@@ -27,7 +27,8 @@ def config_from_settings(**overrides) -> PollerConfig:
         "result_queue_size": settings.POLLER_RESULT_QUEUE_SIZE,
         "recheck_seconds": settings.POLLER_RECHECK_SECONDS,
         "stop_timeout": settings.POLLER_STOP_TIMEOUT,
-        "phase_offset_seconds": phase_offset(),
+        "phase_fraction": phase_fraction(region_id()),
+        "phase_spread_seconds": REGION_SPREAD_SECONDS,
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return PollerConfig(**values)

@@ -4,6 +4,7 @@ quorum of the regions that count agree (docs/regions.md)."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from polling.regions import REGION_SPREAD_SECONDS, phase_fraction
 from polling.store import DatabaseResultStore, iter_targets
 from projects.incidents.region_outages import watch_regions
 from projects.incidents.regions import describe, quorum_needed
@@ -266,3 +268,10 @@ def test_a_region_continues_from_its_own_last_window(make_project):
 
     assert last_window(regions["eu"]) == outcome(project.pk, at=0).due_at
     assert last_window(regions["us"]) == outcome(project.pk, at=3).due_at
+
+
+def test_regions_made_one_after_another_poll_well_apart():
+    fractions = sorted(phase_fraction(region) for region in (2, 3, 4, 5))
+    assert phase_fraction(DEFAULT_REGION_ID) == 0
+    gaps = [b - a for a, b in itertools.pairwise(fractions)]
+    assert min(gaps) * REGION_SPREAD_SECONDS >= 1  # second, at 60 s or more
