@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint format
+.PHONY: run test lint format audit
 
 run: $(INSTALLED) .env
 	$(BIN)/python manage.py migrate --noinput
@@ -20,14 +20,19 @@ lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# Known advisories for the pinned versions (needs the PyPI JSON API).
+audit: $(INSTALLED)
+	$(BIN)/pip-audit --requirement constraints.txt --disable-pip --no-deps
+
 format: $(INSTALLED)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-$(INSTALLED): pyproject.toml
+# Pinned versions from constraints.txt: every machine runs what CI audited.
+$(INSTALLED): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet --editable '.[dev]'
+	$(BIN)/pip install --quiet --constraint constraints.txt --editable '.[dev]'
 	touch $@
 
 # A local, plain-http configuration with a fresh secret key; never overwritten.

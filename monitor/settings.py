@@ -12,6 +12,8 @@ import environ
 
 from django.core.exceptions import ImproperlyConfigured
 
+from monitor.csp import DEFAULT_POLICY
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -22,14 +24,14 @@ if ENV_FILE.is_file():
 
 DEBUG = env.bool("DEBUG", default=False)
 
+# No fallback key, not even with DEBUG on: a key anyone can read lets
+# anyone forge acknowledge links and sessions. `make run` writes one to .env.
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured(
-            "SECRET_KEY must be set when DEBUG is off. Generate one with: "
-            'python -c "import secrets; print(secrets.token_urlsafe(50))"'
-        )
-    SECRET_KEY = "django-insecure-development-only-key-do-not-deploy"
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be set (with DEBUG on or off). Generate one with: "
+        'python -c "import secrets; print(secrets.token_urlsafe(50))"'
+    )
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -44,7 +46,12 @@ SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool(
     "SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True
 )
-SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+# Preloading is hard to undo (browsers ship the list): the operator opts in.
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+# The deploy check warns when preload is off; off is the chosen default.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
+# Content-Security-Policy of every page (monitor/csp.py); empty sends none.
+CONTENT_SECURITY_POLICY = env.str("CONTENT_SECURITY_POLICY", default=DEFAULT_POLICY)
 if env.bool("BEHIND_PROXY", default=False):
     # Only safe when a proxy in front strips this header from clients.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -74,9 +81,18 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Query values no page can use (NUL, overflowing ids) are a 400.
+    "monitor.query_guard.QueryGuardMiddleware",
+    "monitor.csp.ContentSecurityPolicyMiddleware",
+    # A status page's custom_domain serves that page at /.
+    "projects.status_pages.domains.CustomDomainMiddleware",
 ]
 
 ROOT_URLCONF = "monitor.urls"
+# Error pages and error e-mails hide DATABASE_URL, REDIS_URL and URL passwords.
+DEFAULT_EXCEPTION_REPORTER_FILTER = (
+    "monitor.error_reports.SecretHidingExceptionReporterFilter"
+)
 WSGI_APPLICATION = "monitor.wsgi.application"
 
 TEMPLATES = [
@@ -240,8 +256,8 @@ Q_CLUSTER = {
         else {"orm": "default", "poll": 0.5}
     ),
 }
-# Ping rate limits live in the cache: per process unless REDIS_URL gives
-# every web worker (and machine) the same counts.
+# With REDIS_URL every web worker (and machine) shares one cache. Ping rate
+# limits no longer need it: they are counted in the database (PingCount).
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -260,6 +276,14 @@ ACKNOWLEDGE_LINK_DAYS = env.int("ACKNOWLEDGE_LINK_DAYS", default=7)
 POLLER_RECHECK_SECONDS = env.int("POLLER_RECHECK_SECONDS", default=20)
 # The default channels hear of it when no poller has been seen this long.
 POLLER_SILENT_SECONDS = env.int("POLLER_SILENT_SECONDS", default=120)
+
+# Status pages
+# Subscriptions a visitor's IP address may make per hour.
+STATUS_SUBSCRIBE_RATE_LIMIT = env.int("STATUS_SUBSCRIBE_RATE_LIMIT", default=5)
+# Let subscribers' webhooks point at loopback and private addresses (off:
+# a public form must not make this server call into its own network).
+STATUS_WEBHOOK_ALLOW_PRIVATE = env.bool("STATUS_WEBHOOK_ALLOW_PRIVATE", default=False)
+
 # Regions (docs/regions.md): the place this runpoller checks from. Pollers
 # of one region share its shards; a project is down when enough regions
 # agree (Project.quorum).

@@ -9,5 +9,8 @@ urlpatterns = [
     path("poller/", include("polling.urls")),
     path("ping/", include("polling.ping_urls")),
     path("incidents/", include("projects.dashboard.incident_urls")),
+    path("status/", include("projects.status_pages.urls")),
+    path("incidents/", include("projects.status_pages.update_urls")),
+    path("badge/", include("projects.status_pages.badge_urls")),
     path("", include("projects.dashboard.urls")),
 ]

@@ -16,6 +16,7 @@ from projects.as_code.admin_views import as_code_urls
 from projects.forms import ProjectForm
 from projects.models import HousekeepingRun, PollResultRow, Project, Tag
 from projects.signals import projects_bulk_changed
+from projects.status_admin import BadgeAdminMixin
 
 RECENT_RESULTS_SHOWN = 20
 # Counting millions of rows on every page is the usual reason a results
@@ -24,10 +25,12 @@ RESULT_COUNT_CAP = 10_000
 # Unfiltered, the results list shows this much of the newest polls.
 RECENT_RESULTS_WINDOW = timedelta(minutes=10)
 
+# Classes in static/css/admin.css: the Content-Security-Policy refuses
+# style attributes.
 BADGE_COLOURS = {
-    Project.State.UP: "#1a7f37",
-    Project.State.PENDING: "#9a6700",
-    Project.State.DOWN: "#cf222e",
+    Project.State.UP: "green",
+    Project.State.PENDING: "amber",
+    Project.State.DOWN: "red",
 }
 LABELS = dict(Project.State.choices)
 
@@ -35,17 +38,16 @@ LABELS = dict(Project.State.choices)
 def status_badge(status: str) -> SafeString:
     """A poll's status (up, down) or a project's state (up, pending, down)."""
     if not status:
-        return format_html('<span style="color:#6e7781">{}</span>', "no poll yet")
+        return format_html('<span class="admin-muted">{}</span>', "no poll yet")
     return format_html(
-        '<span style="background:{};color:#fff;padding:1px 7px;border-radius:8px;'
-        'font-weight:600">{}</span>',
+        '<span class="admin-badge admin-badge-{}">{}</span>',
         BADGE_COLOURS[status],
         LABELS[status],
     )
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(BadgeAdminMixin, admin.ModelAdmin):
     form = ProjectForm
     # Adds "Export as YAML" and "Import YAML" (projects/as_code/admin_views.py).
     change_list_template = "admin/projects/project/change_list.html"
@@ -62,7 +64,7 @@ class ProjectAdmin(admin.ModelAdmin):
     list_filter = ["enabled", "state", "kind", "method", "tags"]
     search_fields = ["name", "url"]
     filter_horizontal = ["tags"]
-    actions = ["enable_projects", "disable_projects"]
+    actions = ["enable_projects", "disable_projects", "regenerate_badge_keys"]
     readonly_fields = [
         "ping_url",
         "last_polled_at",
@@ -73,9 +75,11 @@ class ProjectAdmin(admin.ModelAdmin):
         "failing_since",
         "tls_expires_at",
         "recent_results",
+        "badge_urls",
     ]
     fieldsets = [
         (None, {"fields": ["name", "kind", "enabled", "tags", "ping_url"]}),
+        ("Badges", {"classes": ["collapse"], "fields": ["badge_urls"]}),
         (
             "Request",
             {

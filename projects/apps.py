@@ -8,7 +8,8 @@ class ProjectsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from projects import schedules
+        # django-q2's schedules and task re-runs, for superusers only.
+        from projects import schedules, task_admin  # noqa: F401
         from projects.checks import (
             daily_after_hourly_check,
             retention_settings_check,

@@ -87,8 +87,10 @@ class ProjectForm(forms.ModelForm):
         if not self.instance.pk and "channels" not in self.initial:
             defaults = NotificationChannel.objects.filter(is_default=True)
             self.initial["channels"] = list(defaults.values_list("pk", flat=True))
+        # A view-only admin form has no editable fields at all.
         for name in DEFAULTED_FIELDS:
-            self.fields[name].required = False
+            if name in self.fields:
+                self.fields[name].required = False
 
     def clean(self) -> dict:
         cleaned = super().clean()

@@ -1,21 +1,21 @@
-"""URLs as they may be shown or sent: without their secrets.
+"""URLs fit to send or log: no credentials, no secret-looking query values.
 
-A project's URL may carry credentials (https://user:password@host/) and
-tokens in its query (?api_key=…). Messages, payloads and logs that leave
-the product show it through redact_url(): the userinfo removed, and the
-value of every query parameter whose name looks secret masked. The rest
-stays as written, so a person can still tell which URL it is.
+A project's URL may carry a password (`https://user:pass@host/`) or a token
+in its query (`?api_key=...`). Anything that leaves the monitor (webhook
+payloads, e-mails, Apprise messages, log lines) carries `redact_url(url)`
+instead: the userinfo is removed and the value of every query (or
+fragment) parameter whose name looks secret is replaced by `***`.
+Everything else stays byte for byte, so the URL is still recognisable.
 
-Pure and free of Django and polling, so that `projects` and `polling`
-may both use it (the poller's engine logs project ids instead).
+Plain string work, no URL parser: it never raises, whatever the text.
 """
 
 from __future__ import annotations
 
-from urllib.parse import unquote_plus, urlsplit, urlunsplit
+import re
+from urllib.parse import unquote_plus
 
 MASK = "***"
-# Query parameter names whose values are masked, compared case-blind...
 SECRET_NAMES = frozenset(
     {
         "token",
@@ -33,43 +33,45 @@ SECRET_NAMES = frozenset(
         "code",
     }
 )
-# ...and any name containing one of these.
-SECRET_PARTS = ("token", "secret", "key", "password", "signature", "credential")
+# "signature" too: presigned links carry X-Amz-Signature and the like.
+SECRET_PARTS = ("token", "secret", "key", "pass", "signature")
+
+# scheme:, then //authority, then the rest (path, query, fragment).
+_AUTHORITY = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*:)?//([^/?#]*)(.*)$", re.DOTALL)
 
 
 def redact_url(url: str) -> str:
-    """`url` without userinfo, its secret-looking query (and fragment)
-    values masked. Text urlsplit() cannot read comes back as MASK."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018  (raises ValueError for a port that is no number)
-    except ValueError:
-        return MASK
-    return urlunsplit(
-        (
-            parts.scheme,
-            parts.netloc.rpartition("@")[2],
-            parts.path,
-            _masked(parts.query),
-            _masked(parts.fragment),  # OAuth puts access_token=… there
-        )
+    if not isinstance(url, str):
+        return ""
+    match = _AUTHORITY.match(url)
+    if match:
+        scheme, authority, rest = match.groups()
+        head = f"{scheme or ''}//{authority.rpartition('@')[2]}"
+    else:
+        head, rest = "", url
+    before_fragment, hash_mark, fragment = rest.partition("#")
+    path, question_mark, query = before_fragment.partition("?")
+    return (
+        head
+        + path
+        + question_mark
+        + _masked_parameters(query)
+        + hash_mark
+        + _masked_parameters(fragment)
     )
 
 
 def is_secret_name(name: str) -> bool:
-    name = name.casefold()
+    name = unquote_plus(name).strip().lower()
     return name in SECRET_NAMES or any(part in name for part in SECRET_PARTS)
 
 
-def _masked(query: str) -> str:
-    """Each name=value pair as written, unless the name looks secret. Not
-    parse_qsl(): it would decode and re-encode what it keeps."""
-    if "=" not in query:
-        return query
-    pairs = []
-    for pair in query.split("&"):
-        name, equals, value = pair.partition("=")
-        if value and is_secret_name(unquote_plus(name)):
-            value = MASK
-        pairs.append(f"{name}{equals}{value}")
-    return "&".join(pairs)
+def _masked_parameters(text: str) -> str:
+    return "&".join(_masked_parameter(pair) for pair in text.split("&"))
+
+
+def _masked_parameter(pair: str) -> str:
+    name, equals, value = pair.partition("=")
+    if equals and value and is_secret_name(name):
+        return f"{name}={MASK}"
+    return pair

@@ -91,6 +91,13 @@ SCHEDULES: list[ScheduledJob] = [
         schedule_type=Schedule.MINUTES,
         minutes=1,
     ),
+    # Status pages' subscribers: incidents, updates and maintenance.
+    ScheduledJob(
+        name="announce on status pages",
+        func="projects.status_announcements.announce",
+        schedule_type=Schedule.MINUTES,
+        minutes=1,
+    ),
     # Hourly, so each run deletes about an hour of polls.
     ScheduledJob(
         "prune_results",

@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # Packages whose modules serve pages. A new page package is added here.
-PAGE_PACKAGES = ("projects.dashboard",)
+PAGE_PACKAGES = ("projects.dashboard", "projects.status_pages")
 CHECKED_PACKAGES = ("projects", "polling")
 
 

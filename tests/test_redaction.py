@@ -1,78 +1,65 @@
-"""redact_url(): URLs without their credentials, for messages and logs."""
+"""redact_url: what may leave the monitor of a project's URL."""
 
 from __future__ import annotations
 
 import pytest
 
-from projects.redaction import MASK, is_secret_name, redact_url
+from projects.redaction import redact_url
 
 
 @pytest.mark.parametrize(
-    ("url", "shown"),
+    ("url", "expected"),
     [
         ("https://example.com/health", "https://example.com/health"),
-        ("https://user:pa55@example.com/x", "https://example.com/x"),
+        ("https://user:pa55@example.com/", "https://example.com/"),
         ("https://user@example.com:8443/x", "https://example.com:8443/x"),
-        ("https://a:b@[::1]:8080/", "https://[::1]:8080/"),
-        ("https://example.com/?token=abc", f"https://example.com/?token={MASK}"),
+        ("https://a:b@c@example.com/", "https://example.com/"),
+        ("http://[::1]:8080/?q=1", "http://[::1]:8080/?q=1"),
+        ("https://h/?token=abc&page=2", "https://h/?token=***&page=2"),
+        ("https://h/?page=2&api_key=abc", "https://h/?page=2&api_key=***"),
+        ("https://h/?API_KEY=abc", "https://h/?API_KEY=***"),
+        ("https://h/?X-Amz-Signature=abc", "https://h/?X-Amz-Signature=***"),
+        ("https://h/?sig=abc&sv=2020", "https://h/?sig=***&sv=2020"),
+        ("https://h/?code=123&state=x", "https://h/?code=***&state=x"),
+        ("https://h/?auth=1&pwd=2&passwd=3", "https://h/?auth=***&pwd=***&passwd=***"),
+        ("https://h/?my_secret_value=1", "https://h/?my_secret_value=***"),
         (
-            "https://example.com/s?q=uptime&API_KEY=k&page=2",
-            f"https://example.com/s?q=uptime&API_KEY={MASK}&page=2",
+            "https://h/?x_pass=1&refresh_token=2",
+            "https://h/?x_pass=***&refresh_token=***",
         ),
-        (
-            "https://x.test/?X-Amz-Signature=f00&sig=1&Signature=2",
-            f"https://x.test/?X-Amz-Signature={MASK}&sig={MASK}&Signature={MASK}",
-        ),
-        (
-            "https://x.test/cb?code=123&state=ok",
-            f"https://x.test/cb?code={MASK}&state=ok",
-        ),
-        (
-            "https://x.test/?refresh_token=r&client_secret=s&monkey=m",
-            f"https://x.test/?refresh_token={MASK}&client_secret={MASK}&monkey={MASK}",
-        ),
-        (
-            "https://x.test/?password=p&passwd=p&pwd=p&auth=a",
-            f"https://x.test/?password={MASK}&passwd={MASK}&pwd={MASK}&auth={MASK}",
-        ),
-        ("https://x.test/#access_token=t", f"https://x.test/#access_token={MASK}"),
-        ("https://x.test/?token=&flag", "https://x.test/?token=&flag"),
-        (
-            "https://x.test/?a%20b=c+d&tok%65n=t",
-            f"https://x.test/?a%20b=c+d&tok%65n={MASK}",
-        ),
-        ("tcp://user:pw@db.internal:5432", "tcp://db.internal:5432"),
-        ("https://x.test:notaport/", MASK),
+        ("https://h/?api%5Fkey=1", "https://h/?api%5Fkey=***"),
+        ("https://h/?token=", "https://h/?token="),
+        ("https://h/?token", "https://h/?token"),
+        ("https://h/?a=1&&b=2", "https://h/?a=1&&b=2"),
+        ("https://h/p#access_token=abc&x=1", "https://h/p#access_token=***&x=1"),
+        ("https://h/p#section-2", "https://h/p#section-2"),
+        ("https://h/?q=a%20b&sort=-name", "https://h/?q=a%20b&sort=-name"),
         ("", ""),
     ],
 )
-def test_a_url_is_shown_without_its_secrets(url, shown):
-    assert redact_url(url) == shown
-
-
-def test_nothing_secret_is_left_in_a_url_full_of_secrets():
-    url = "https://admin:hunter2@example.com/api?apikey=s3cr3t&Access_Token=t0k3n"
-
-    shown = redact_url(url)
-
-    for secret in ("admin", "hunter2", "s3cr3t", "t0k3n"):
-        assert secret not in shown
-    assert shown.startswith("https://example.com/api?")
+def test_it_removes_credentials_and_masks_secret_values(url, expected):
+    assert redact_url(url) == expected
 
 
 @pytest.mark.parametrize(
-    ("name", "secret"),
+    "url",
     [
-        ("token", True),
-        ("TOKEN", True),
-        ("csrftoken", True),
-        ("my_secret_value", True),
-        ("keyword", True),  # contains "key": masked, to be safe
-        ("code", True),
-        ("page", False),
-        ("q", False),
-        ("status", False),
+        "http://[::1",
+        "http://user:pass@[::1/?token=x",
+        "://@@@?=&=#=",
+        "not a url at all",
+        "\x00\ud800\n?token=1",
+        "http://" + "a" * 100_000,
+        "?" + "&" * 10_000,
     ],
 )
-def test_which_names_look_secret(name, secret):
-    assert is_secret_name(name) is secret
+def test_it_never_raises_on_malformed_urls(url):
+    redacted = redact_url(url)
+    assert isinstance(redacted, str)
+    assert "pass@" not in redacted
+    assert "token=1" not in redacted
+    assert "token=x" not in redacted
+
+
+def test_a_malformed_url_still_loses_its_credentials():
+    assert redact_url("http://user:pass@[::1/?token=x") == "http://[::1/?token=***"

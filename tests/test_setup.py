@@ -55,7 +55,7 @@ def test_production_refuses_to_start_without_a_secret_key():
     env = {**PRODUCTION_ENV, "SECRET_KEY": ""}
     result = manage("check", env=env)
     assert result.returncode != 0
-    assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+    assert "SECRET_KEY must be set" in result.stderr
 
 
 @pytest.mark.django_db

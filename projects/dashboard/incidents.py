@@ -11,9 +11,11 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from projects.dashboard.banners import monitor_banners, setup_hints
+from projects.dashboard.params import positive_int
 from projects.dashboard.queries.incidents import incident_list as list_incidents
 from projects.incidents.acknowledge import acknowledge as acknowledge_incident
 from projects.incidents.links import incident_from_token
@@ -25,8 +27,8 @@ INCIDENTS_PER_PAGE = 50
 @login_required
 def incident_list(request: HttpRequest) -> HttpResponse:
     project = None
-    project_id = request.GET.get("project", "")
-    if project_id.isdigit():
+    project_id = positive_int(request.GET, "project")
+    if project_id is not None:
         project = get_object_or_404(Project.objects.only("name"), pk=project_id)
     incidents = list_incidents(project_id=project and project.pk)
     page = Paginator(incidents, INCIDENTS_PER_PAGE).get_page(request.GET.get("page"))
@@ -61,6 +63,8 @@ def _next_page(request: HttpRequest) -> str:
     return reverse("incidents:list")
 
 
+# The page is for whoever holds the link; no cache along the way keeps it.
+@never_cache
 @require_http_methods(["GET", "POST"])
 def acknowledge_link(request: HttpRequest, token: str) -> HttpResponse:
     """The link in a notification. GET only asks (mail scanners follow

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.views.decorators.gzip import gzip_page
 
 from projects.dashboard.banners import monitor_banners, setup_hints
+from projects.dashboard.params import positive_int
 from projects.dashboard.queries.certificates import expiring_certificates
 from projects.dashboard.queries.deliveries import DELIVERIES_SHOWN, recent_deliveries
 from projects.dashboard.queries.heartbeats import latest_polls
@@ -97,7 +98,7 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     since = time_range.start(now)
     uptimes = uptime_by_project([pk], RANGES.values(), now, maintenance=maintenance)
     uptimes = uptimes[pk]
-    before = _positive_int(request.GET.get("before"))
+    before = positive_int(request.GET, "before")
     history, next_before = _history(pk, since, status, before, uptimes[time_range.key])
     context = {
         "project": project,
@@ -143,7 +144,3 @@ def _polls_kept_from(since: datetime, now: datetime) -> datetime | None:
     days = settings.RESULT_RETENTION_DAYS
     kept_from = now - timedelta(days=days)
     return kept_from if days and since < kept_from else None
-
-
-def _positive_int(value: str | None) -> int | None:
-    return int(value) if value and value.isdigit() else None

@@ -10,6 +10,7 @@ from projects.models.notifications import (
     Notification,
     NotificationChannel,
 )
+from projects.models.ping_counts import PingCount
 from projects.models.project import (
     DEFAULT_INTERVAL,
     DEFAULT_TIMEOUT_SECONDS,
@@ -32,6 +33,12 @@ from projects.models.results import (
     PollResult,
     PollResultRow,
 )
+from projects.models.status_pages import (
+    StatusPage,
+    StatusPageSection,
+    StatusUpdate,
+    Subscriber,
+)
 from projects.models.tags import Tag
 
 __all__ = [
@@ -52,6 +59,7 @@ __all__ = [
     "MonitorOutage",
     "Notification",
     "NotificationChannel",
+    "PingCount",
     "PollResult",
     "PollResultRow",
     "PollerNode",
@@ -60,5 +68,9 @@ __all__ = [
     "Region",
     "ShardLease",
     "Status",
+    "StatusPage",
+    "StatusPageSection",
+    "StatusUpdate",
+    "Subscriber",
     "Tag",
 ]

@@ -18,11 +18,16 @@ class Incident(models.Model):
     class Kind(models.TextChoices):
         DOWNTIME = "downtime", "Downtime"
         CERTIFICATE = "certificate", "Certificate expiring"
+        # Written by people (status pages), not opened by the writer.
+        MANUAL = "manual", "Manual"
 
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="incidents"
     )
     kind = models.CharField(max_length=12, choices=Kind, default=Kind.DOWNTIME)
+    # Manual incidents: what the status page calls it; others are named
+    # after their project.
+    title = models.CharField(max_length=200, blank=True)
     started_at = models.DateTimeField(help_text="The first failed poll of the streak.")
     confirmed_at = models.DateTimeField(
         help_text="When the failure threshold was reached."

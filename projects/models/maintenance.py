@@ -65,6 +65,8 @@ class MaintenanceWindow(models.Model):
     )
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Status pages' cache version notices an edited window by this.
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["name"]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import secrets
 import uuid
 from datetime import datetime, timedelta
 
@@ -32,6 +33,11 @@ MAX_KEYWORD_LENGTH = 500
 DEFAULT_GRACE_SECONDS = 60
 DEFAULT_TLS_EXPIRY_WARNING_DAYS = 14
 MAX_TLS_EXPIRY_WARNING_DAYS = 365
+
+
+def new_badge_key() -> str:
+    """The secret part of a project's badge URLs: 128 random bits."""
+    return secrets.token_urlsafe(16)
 
 
 class Status(models.TextChoices):
@@ -251,6 +257,11 @@ class Project(models.Model):
     # ping is due at the latest (kept by the writer: a ping moves it to its
     # time + interval + grace, a missed one moves it on by an interval).
     tags = models.ManyToManyField("projects.Tag", blank=True, related_name="projects")
+    # Badges (/badge/<key>/...) show the project without a login; a new
+    # key, made in the admin, retires the old URLs.
+    badge_key = models.CharField(
+        max_length=32, unique=True, default=new_badge_key, editable=False
+    )
     ping_key = models.UUIDField(unique=True, null=True, blank=True, editable=False)
     ping_deadline = models.DateTimeField(null=True, blank=True, editable=False)
     # The incident state machine's memory (projects/incidents/machine.py),

@@ -14,17 +14,18 @@ from projects.notifications.forms import ChannelForm
 from projects.notifications.masking import masked_url
 from projects.notifications.testing import send_test
 
+# Classes in static/css/admin.css: the Content-Security-Policy refuses
+# style attributes.
 RESULT_COLOURS = {
-    DeliveryAttempt.Result.DELIVERED: "#1a7f37",
-    DeliveryAttempt.Result.RETRY: "#9a6700",
-    DeliveryAttempt.Result.FAILED: "#cf222e",
+    DeliveryAttempt.Result.DELIVERED: "green",
+    DeliveryAttempt.Result.RETRY: "amber",
+    DeliveryAttempt.Result.FAILED: "red",
 }
 
 
 def badge(text: str, colour: str) -> SafeString:
     return format_html(
-        '<span style="background:{};color:#fff;padding:1px 7px;border-radius:8px;'
-        'font-weight:600">{}</span>',
+        '<span class="admin-badge admin-badge-{}">{}</span>',
         colour,
         text,
     )

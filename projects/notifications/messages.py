@@ -13,6 +13,8 @@ from datetime import datetime
 from django.template.loader import render_to_string
 from django.utils.dateparse import parse_datetime
 
+from projects.redaction import redact_url
+
 TITLES = {
     "incident.opened": "DOWN: {name}",
     "incident.resolved": "UP again: {name}",
@@ -58,7 +60,7 @@ def message_context(payload: dict) -> dict:
         "event": event,
         "title": title(payload),
         "message": payload.get("message", ""),
-        "project": payload.get("project") or {},
+        "project": project_context(payload.get("project") or {}),
         "incident": incident_context(payload.get("incident") or {}),
         "outage": outage_context(payload.get("outage") or {}),
         "items": [item_context(item) for item in digest_items(payload)],
@@ -67,6 +69,8 @@ def message_context(payload: dict) -> dict:
 
 
 def title(payload: dict) -> str:
+    if payload.get("title"):  # status pages' messages name themselves
+        return str(payload["title"])
     event = payload.get("event", "")
     if event == "digest":
         digest = payload.get("digest") or {}
@@ -85,10 +89,18 @@ def digest_items(payload: dict) -> list[dict]:
 
 def item_context(item: dict) -> dict:
     return {
-        "project": item.get("project") or {},
+        "project": project_context(item.get("project") or {}),
         "incident": incident_context(item.get("incident") or {}),
         "links": item.get("links") or {},
     }
+
+
+def project_context(project: dict) -> dict:
+    """Payloads queued before URLs were redacted may still hold a
+    password or token; the message never shows them."""
+    if "url" not in project:
+        return project
+    return {**project, "url": redact_url(str(project["url"] or ""))}
 
 
 def incident_context(incident: dict) -> dict:

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from projects.incidents.links import absolute_url, acknowledge_url
 from projects.models import Incident, MonitorOutage
+from projects.redaction import redact_url
 
 PAYLOAD_VERSION = 1
 
@@ -29,7 +30,12 @@ def incident_payload(
         "version": PAYLOAD_VERSION,
         "event": event,
         "occurred_at": _iso(occurred_at),
-        "project": {"id": project.pk, "name": project.name, "url": project.url},
+        # Credentials and tokens in the URL stay in the monitor.
+        "project": {
+            "id": project.pk,
+            "name": project.name,
+            "url": redact_url(project.url),
+        },
         "incident": _incident_fields(incident, occurred_at),
         "links": incident_links(incident),
     }

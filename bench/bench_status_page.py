@@ -1,0 +1,282 @@
+"""Benchmark: a public status page of 500 projects in 10 sections with a
+year of daily rollups, on PostgreSQL under gunicorn as in the Procfile.
+
+Creates its own database (monitor_bench_status), seeds it with set-based
+SQL (500 projects, 182,500 daily rollups, today's hourly rollups, an open
+incident with two updates), starts gunicorn, and times over HTTP:
+
+- nothing cached: every request renders the page and reads its year of
+  rollups afresh, at 90 and 365 days shown;
+- after a change: the page's version moved (as after an incident update),
+  so it renders again, with the compacted days' cells from their cache;
+- warm: the same page again (served from the cache);
+- badges: a project's status and 30-day uptime badges.
+
+    .venv/bin/python bench/bench_status_page.py
+    .venv/bin/python bench/bench_status_page.py --append docs/status-pages.md
+
+PG_URL (default postgres://postgres@127.0.0.1:5432) chooses the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import platform
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+from bench_pings import Gunicorn
+from harness import free_port, markdown_table, percentile
+
+ROOT = Path(__file__).resolve().parent.parent
+DB_NAME = "monitor_bench_status"
+SERVER_URL = os.environ.get("PG_URL", "postgres://postgres@127.0.0.1:5432")
+PROJECTS = 500
+SECTIONS = 10
+DAYS = 365
+
+
+def main() -> None:
+    args = parse_args()
+    database_url = f"{SERVER_URL}/{DB_NAME}"
+    with psycopg.connect(f"{SERVER_URL}/postgres", autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {DB_NAME}")
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "ALLOWED_HOSTS": "127.0.0.1",
+    }
+    started = time.perf_counter()
+    migrate(env)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        seed(conn)
+        badge_key = conn.execute(
+            "SELECT badge_key FROM projects_project ORDER BY id LIMIT 1"
+        ).fetchone()[0]
+        print(f"seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        port = free_port()
+        with Gunicorn(port, args.workers, env):
+            wait_for(port)
+            rows = measure(conn, port, badge_key, args.requests)
+    report = make_report(rows, args)
+    print(report)
+    if args.append:
+        with Path(args.append).open("a") as file:
+            file.write(f"\n{report}\n")
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=40)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--append", metavar="FILE")
+    return parser.parse_args()
+
+
+def migrate(env: dict) -> None:
+    import subprocess
+
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+
+
+def seed(conn: psycopg.Connection) -> None:
+    conn.execute(
+        f"""
+        INSERT INTO projects_project (
+            name, kind, url, method, headers, body, follow_redirects, verify_tls,
+            expected_status, keyword, keyword_mode, keyword_case_sensitive,
+            json_query, json_operator, json_expected, tls_expiry_warning_days,
+            interval, interval_unit, grace_seconds, timeout_seconds, enabled,
+            failure_threshold, recovery_threshold, created_at, updated_at,
+            last_status, consecutive_failures, state, consecutive_successes,
+            badge_key)
+        SELECT format('service-%s', lpad(i::text, 3, '0')), 'poll',
+               format('https://svc%s.example.test/health', i), 'GET', '{{}}', '',
+               true, true, '200', '', 'contains', false, '', '==', '', 14,
+               60, 'seconds', 60, 10, true, 3, 1, now(), now(),
+               'up', 0, CASE WHEN i = 7 THEN 'down' ELSE 'up' END, 0,
+               md5(i::text || clock_timestamp()::text)
+        FROM generate_series(1, {PROJECTS}) AS i
+        """
+    )
+    conn.execute(
+        """
+        INSERT INTO projects_statuspage (
+            title, slug, description, logo_url, custom_domain, visibility,
+            show_uptime_days, show_response_times, incidents_need_update, footer,
+            created_at, updated_at)
+        VALUES ('Bench status', 'bench', '', '', '', 'public', 90, true, false,
+                '', now(), now())
+        """
+    )
+    conn.execute(
+        f"""
+        INSERT INTO projects_statuspagesection (page_id, name, position, updated_at)
+        SELECT p.id, format('Section %s', s), s, now()
+        FROM projects_statuspage p, generate_series(1, {SECTIONS}) AS s
+        """
+    )
+    conn.execute(
+        f"""
+        INSERT INTO projects_statuspagesection_projects (
+            statuspagesection_id, project_id)
+        SELECT s.id, p.id FROM projects_project p
+        JOIN projects_statuspagesection s ON s.position = (p.id % {SECTIONS}) + 1
+        """
+    )
+    conn.execute(
+        f"""
+        INSERT INTO projects_dailyrollup (
+            project_id, day, polls, failures, responses, response_time_sum_ms,
+            response_time_max_ms, maintenance_polls, maintenance_failures)
+        SELECT p.id, current_date - d, 1440,
+               CASE WHEN (p.id * 7 + d) % 31 = 0 THEN (d % 9) ELSE 0 END,
+               1440, 1440 * 120, 900, 0, 0
+        FROM projects_project p, generate_series(1, {DAYS - 1}) AS d
+        """
+    )
+    conn.execute(
+        """
+        INSERT INTO projects_hourlyrollup (
+            project_id, hour, polls, failures, responses, response_time_sum_ms,
+            response_time_max_ms, maintenance_polls, maintenance_failures)
+        SELECT p.id, h, 60, 0, 60, 60 * 110, 400, 0, 0
+        FROM projects_project p,
+             generate_series(date_trunc('day', now()), date_trunc('hour', now()),
+                             interval '1 hour') AS h
+        """
+    )
+    conn.execute(
+        """
+        INSERT INTO projects_incident (
+            project_id, kind, title, started_at, confirmed_at, first_error,
+            last_error, failed_polls)
+        VALUES (7, 'downtime', '', now() - interval '40 minutes',
+                now() - interval '38 minutes', 'connection refused', '', 40)
+        """
+    )
+    conn.execute(
+        """
+        INSERT INTO projects_statusupdate (incident_id, status, message, created_at)
+        SELECT id, s, m, now() - o FROM projects_incident,
+          (VALUES ('investigating', 'Looking into **errors**.', interval '30 minutes'),
+                  ('identified', 'A full disk.', interval '10 minutes')) AS u(s, m, o)
+        """
+    )
+    conn.execute("VACUUM ANALYZE")
+
+
+def wait_for(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            get(port, "/status/bench/badge.svg")
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit("gunicorn did not answer within 30 s")
+
+
+def get(port: int, path: str) -> tuple[int, float, int]:
+    """(status, seconds, body bytes) of one GET on a fresh connection."""
+    started = time.perf_counter()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request(
+        "GET", path, headers={"Host": "127.0.0.1", "Accept-Encoding": "gzip"}
+    )
+    response = connection.getresponse()
+    body = response.read()
+    connection.close()
+    return response.status, time.perf_counter() - started, len(body)
+
+
+def measure(conn, port: int, badge_key: str, requests: int) -> list[dict]:
+    rows = []
+    for days in (90, 365):
+        conn.execute(
+            "UPDATE projects_statuspage SET show_uptime_days = %s, "
+            "updated_at = clock_timestamp()",
+            [days],
+        )
+        # Nothing cached: a project's interval is part of the cached days'
+        # key, and saving the project moves the page's version, as the
+        # admin would.
+        cold = timed(
+            port,
+            requests,
+            lambda n: conn.execute(
+                "UPDATE projects_project SET interval = %s, "
+                "updated_at = clock_timestamp() WHERE id = 1",
+                [60 + n % 2],
+            ),
+        )
+        rows.append(row(f"page, {days} days, nothing cached", *cold))
+        # After a change (an update, a state): the page is rebuilt, the
+        # compacted days come from their cache.
+        changed = timed(
+            port,
+            requests,
+            lambda n: conn.execute(
+                "UPDATE projects_statuspage SET updated_at = clock_timestamp()"
+            ),
+        )
+        rows.append(row(f"page, {days} days, after a change", *changed))
+        for _ in range(10):  # every worker caches the page
+            get(port, "/status/bench/")
+        rows.append(row(f"page, {days} days, warm", *timed(port, requests)))
+    for name in ("status.svg", "uptime-30d.svg"):
+        path = f"/badge/{badge_key}/{name}"
+        for _ in range(10):
+            get(port, path)
+        rows.append(row(f"badge {name}, warm", *timed(port, requests, path=path)))
+    return rows
+
+
+def timed(port: int, requests: int, before=None, *, path: str = "/status/bench/"):
+    """(seconds of each GET, bytes of the last answer); `before(n)` runs
+    ahead of the n-th request, untimed."""
+    timings, size = [], 0
+    for n in range(requests):
+        if before is not None:
+            before(n)
+        status, seconds, size = get(port, path)
+        assert status == 200, status
+        timings.append(seconds)
+    return timings, size
+
+
+def row(name: str, timings: list[float], size: int) -> dict:
+    timings = sorted(timings)
+    return {
+        "request": name,
+        "median ms": f"{percentile(timings, 50) * 1000:.1f}",
+        "p95 ms": f"{percentile(timings, 95) * 1000:.1f}",
+        "body sent": f"{size / 1024:.0f} KiB",
+    }
+
+
+def make_report(rows: list[dict], args: argparse.Namespace) -> str:
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        f"### bench_status_page.py, {when}\n\n"
+        f"{PROJECTS} projects in {SECTIONS} sections, {DAYS} days of daily "
+        f"rollups, PostgreSQL, gunicorn with {args.workers} workers, "
+        f"{args.requests} requests each, {platform.node()} "
+        f"({os.cpu_count()} cores).\n\n{markdown_table(rows)}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+"""One cell per project and UTC day for a status page's uptime bars.
+
+Days the compaction has summed come from DailyRollup, later ones from
+HourlyRollup summed per day (projects.dashboard.queries.sources says which
+is where). A page of 500 projects over a year has 182,500 cells, almost
+all of them perfect days (polls, none failed, no maintenance), so the
+daily rollups are read as a summary per project (how many days, the
+first and the last, the sums) plus only the days that were not perfect;
+a perfect day's cell is the same string for every project. That is four
+queries whatever the number of projects, and a fifth only when some
+project has days missing between its first and its last; the compacted
+days' cells are then cached until the compaction moves on, so a page
+rebuilt after a change reads only the recent hours.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+from django.core.cache import cache
+from django.db.models import Count, Max, Min, Q, Sum
+from django.db.models.functions import TruncDate
+from django.utils.html import escape
+
+from projects.dashboard.queries.sources import daily_part, daily_until
+from projects.dashboard.queries.uptime import COUNTS, Uptime
+from projects.models import DailyRollup, HourlyRollup
+from projects.notifications.messages import duration_text
+from projects.rollups import utc_midnight
+
+SECONDS_PER_DAY = 24 * 60 * 60
+COMPACTED_CACHE_SECONDS = 10 * 60
+
+
+@dataclass(frozen=True, slots=True)
+class Day:
+    day: date
+    uptime: Uptime
+    interval_seconds: int
+
+    @property
+    def down_seconds(self) -> int:
+        """Failed polls times the project's interval: each failed poll
+        stands for the time until the next one."""
+        failures = self.uptime.counted_failures
+        return min(SECONDS_PER_DAY, failures * self.interval_seconds)
+
+    @property
+    def level(self) -> str:
+        """ok, minor, major or none: the cell's colour and height."""
+        percent = self.uptime.percent
+        if percent is None:
+            return "none"
+        if percent >= 99.9:
+            return "ok"
+        return "minor" if percent >= 99 else "major"
+
+    @property
+    def label(self) -> str:
+        """ "2026-11-20: 99.95% up, 43 s down"."""
+        percent = self.uptime.percent
+        if percent is None:
+            text = "maintenance" if self.uptime.maintenance_polls else "no data"
+        else:
+            down = duration_text(self.down_seconds)
+            text = f"{percent_text(percent)} up, {down} down"
+            if self.uptime.maintenance_polls:
+                text += ", maintenance"
+        return f"{self.day.isoformat()}: {text}"
+
+    @property
+    def html(self) -> str:
+        label = escape(self.label)
+        return (
+            f'<i class="d-{self.level}" role="img" title="{label}" '
+            f'aria-label="{label}"></i>'
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    html: str
+    uptime: Uptime  # over the whole bar
+
+
+def percent_text(percent: float) -> str:
+    """99.95%, 100%, 87.5%: two decimals at most, never 100% for a
+    single failure."""
+    if percent >= 100:
+        return "100%"
+    text = f"{min(percent, 99.99):.2f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
+def day_range(days: int, now: datetime) -> list[date]:
+    today = now.astimezone(UTC).date()
+    return [today - timedelta(days=days - 1 - n) for n in range(days)]
+
+
+def bars_by_project(
+    intervals: dict[int, int], days: int, now: datetime
+) -> dict[int, Bar]:
+    """{project id: its bar} over the last `days` UTC days, today
+    included; `intervals` maps each project to its interval in seconds."""
+    wanted = day_range(days, now)
+    if not intervals:
+        return {}
+    boundary = daily_until()
+    compacted = [d for d in wanted if boundary is not None and d < boundary.date()]
+    daily = compacted_bars(intervals, compacted, boundary)
+    since = utc_midnight(wanted[0])
+    if boundary is not None:
+        since = max(since, boundary)
+    hourly: dict[int, dict[date, list[int]]] = defaultdict(dict)
+    for pk, day, *counts in _hourly_counts(list(intervals), since):
+        hourly[pk][day] = counts
+    recent = wanted[len(compacted) :]
+    missing = [Day(day, Uptime(), 0).html for day in recent]
+    bars = {}
+    for pk, interval in intervals.items():
+        html, sums = daily.get(pk, ("", [0] * len(COUNTS)))
+        cells = list(missing)
+        for n, day in enumerate(recent):
+            if day in hourly[pk]:
+                counts = [value or 0 for value in hourly[pk][day]]
+                cells[n] = Day(day, Uptime(*counts), interval).html
+                sums = [a + b for a, b in zip(sums, counts, strict=True)]
+        bars[pk] = Bar(html + "".join(cells), Uptime(*sums))
+    return bars
+
+
+def compacted_bars(
+    intervals: dict[int, int], wanted: list[date], boundary: datetime | None
+) -> dict[int, tuple[str, list[int]]]:
+    """{project id: (HTML of its cells, summed counts)} over days the
+    compaction has summed. Those rows change only when the compaction
+    moves the boundary (part of the key), so this is cached a while:
+    after a change, a page re-renders without reading a year again."""
+    if not wanted:
+        return {}
+    shape = hashlib.blake2b(repr(sorted(intervals.items())).encode(), digest_size=12)
+    until = f"{boundary:%Y%m%d}" if boundary else "none"
+    key = f"status-days:{wanted[0]}:{wanted[-1]}:{until}:{shape.hexdigest()}"
+    found = cache.get(key)
+    if found is None:
+        found = _Reading(list(intervals), wanted, boundary).bars(intervals)
+        cache.set(key, found, COMPACTED_CACHE_SECONDS)
+    return found
+
+
+def _perfect_cell(day: date) -> str:
+    return Day(day, Uptime(polls=1), 0).html
+
+
+class _Reading:
+    """The daily rollups of a page's projects over compacted days."""
+
+    def __init__(self, ids: list[int], wanted: list[date], boundary) -> None:
+        self.wanted = wanted
+        self.index = {day: n for n, day in enumerate(wanted)}
+        part = daily_part(utc_midnight(wanted[0]), boundary)
+        self.summary = _summaries(ids, part)
+        self.odd = defaultdict(dict)  # project -> {day: counts}
+        imperfect = Q(failures__gt=0) | Q(maintenance_polls__gt=0) | Q(polls=0)
+        for pk, day, *counts in _daily_counts(ids, part & imperfect):
+            self.odd[pk][day] = counts
+        gapped = [pk for pk, row in self.summary.items() if _has_gaps(row)]
+        self.present = defaultdict(set)
+        if gapped:
+            for pk, day in _daily_days(gapped, part):
+                self.present[pk].add(day)
+
+    def bars(self, intervals: dict[int, int]) -> dict[int, tuple[str, list[int]]]:
+        perfect = [_perfect_cell(day) for day in self.wanted]
+        missing = [Day(day, Uptime(), 0).html for day in self.wanted]
+        return {
+            pk: self._bar(pk, interval, perfect, missing)
+            for pk, interval in intervals.items()
+        }
+
+    def _bar(self, pk: int, interval: int, perfect, missing) -> tuple[str, list[int]]:
+        cells = list(missing)
+        summary = self.summary.get(pk)
+        if summary is None:
+            return "".join(cells), [0] * len(COUNTS)
+        first, last = self.index[summary["first"]], self.index[summary["last"]]
+        cells[first : last + 1] = perfect[first : last + 1]
+        if pk in self.present:
+            for n in range(first, last + 1):
+                if self.wanted[n] not in self.present[pk]:
+                    cells[n] = missing[n]
+        for day, counts in self.odd[pk].items():
+            cells[self.index[day]] = Day(day, Uptime(*counts), interval).html
+        return "".join(cells), [summary[count] or 0 for count in COUNTS]
+
+
+def _has_gaps(summary: dict) -> bool:
+    return summary["days"] != (summary["last"] - summary["first"]).days + 1
+
+
+def _summaries(ids: Sequence[int], part: Q) -> dict[int, dict]:
+    rows = (
+        DailyRollup.objects.filter(part, project_id__in=ids)
+        .values("project_id")
+        .annotate(
+            days=Count("day"),
+            first=Min("day"),
+            last=Max("day"),
+            **{count: Sum(count) for count in COUNTS},
+        )
+        .order_by()
+    )
+    return {row["project_id"]: row for row in rows}
+
+
+def _daily_counts(ids: Sequence[int], part: Q):
+    return DailyRollup.objects.filter(part, project_id__in=ids).values_list(
+        "project_id", "day", *COUNTS
+    )
+
+
+def _daily_days(ids: Sequence[int], part: Q):
+    return DailyRollup.objects.filter(part, project_id__in=ids).values_list(
+        "project_id", "day"
+    )
+
+
+def _hourly_counts(ids: Sequence[int], since: datetime):
+    return (
+        HourlyRollup.objects.filter(hour__gte=since, project_id__in=ids)
+        .annotate(day=TruncDate("hour", tzinfo=UTC))
+        .values("project_id", "day")
+        .annotate(**{count: Sum(count) for count in COUNTS})
+        .order_by()
+        .values_list("project_id", "day", *COUNTS)
+    )

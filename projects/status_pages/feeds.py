@@ -1,0 +1,70 @@
+"""/status/<slug>/feed.atom: the page's events (projects.status_events)
+as an Atom feed, through Django's syndication framework."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.syndication.views import Feed
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from django.utils.feedgenerator import Atom1Feed
+
+from projects.models import StatusPage
+from projects.status_events import Event, page_events
+from projects.status_pages.markdown import render_markdown
+
+MAX_FEED_ITEMS = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    event: Event
+    page_url: str
+
+
+class PageFeed(Feed):
+    feed_type = Atom1Feed
+
+    def get_object(self, request, slug: str) -> StatusPage:
+        page = get_object_or_404(StatusPage, slug=slug)
+        if not page.is_public and not request.user.is_authenticated:
+            raise Http404("No such page.")
+        return page
+
+    def title(self, page: StatusPage) -> str:
+        return page.title
+
+    def subtitle(self, page: StatusPage) -> str:
+        return page.description
+
+    def link(self, page: StatusPage) -> str:
+        return page.get_absolute_url()
+
+    def items(self, page: StatusPage) -> list[Item]:
+        now = timezone.now()
+        since = now - timedelta(days=page.show_uptime_days)
+        url = page.get_absolute_url()
+        return [Item(e, url) for e in page_events(page, since, now)[:MAX_FEED_ITEMS]]
+
+    def item_title(self, item: Item) -> str:
+        return item.event.title
+
+    def item_description(self, item: Item) -> str:
+        return render_markdown(item.event.text)
+
+    def item_link(self, item: Item) -> str:
+        return item.page_url
+
+    def item_guid(self, item: Item) -> str:
+        return f"{item.page_url}#{item.event.key}"
+
+    item_guid_is_permalink = False
+
+    def item_pubdate(self, item: Item):
+        return item.event.at
+
+    def item_updateddate(self, item: Item):
+        return item.event.at

@@ -1,0 +1,97 @@
+"""Subscribing to a status page: the form, the confirmation link and the
+unsubscribe link. Links only ask on GET (mail scanners follow links);
+the button POSTs, with a CSRF token like the form."""
+
+from __future__ import annotations
+
+from django import forms
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods
+
+from projects import status_subscriptions as subscriptions
+from projects.models import StatusPage, Subscriber
+from projects.status_subscriptions import validate_webhook_url
+
+
+class SubscribeForm(forms.Form):
+    email = forms.EmailField(label="E-mail address", required=False)
+    webhook_url = forms.URLField(
+        label="or a webhook URL",
+        required=False,
+        max_length=2000,
+        validators=[validate_webhook_url],
+        assume_scheme="https",
+    )
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        if bool(data.get("email")) == bool(data.get("webhook_url")):
+            raise forms.ValidationError("Give an e-mail address or a webhook URL.")
+        return data
+
+
+def _page(request: HttpRequest, slug: str) -> StatusPage:
+    page = get_object_or_404(StatusPage, slug=slug)
+    if not page.is_public and not request.user.is_authenticated:
+        raise Http404("No such page.")
+    return page
+
+
+@require_http_methods(["GET", "POST"])
+def subscribe(request: HttpRequest, slug: str) -> HttpResponse:
+    page = _page(request, slug)
+    form = SubscribeForm(request.POST if request.method == "POST" else None)
+    context = {"page": page, "form": form, "done": False}
+    if request.method == "GET" or not form.is_valid():
+        return render(request, "status_pages/subscribe.html", context)
+    now = timezone.now()
+    address = request.META.get("REMOTE_ADDR")
+    if subscriptions.rate_limited(address, now):
+        context["limited"] = True
+        return render(request, "status_pages/subscribe.html", context, status=429)
+    subscriptions.subscribe(
+        page,
+        email=form.cleaned_data["email"],
+        webhook_url=form.cleaned_data["webhook_url"],
+        address=address,
+        now=now,
+    )
+    context["done"] = True
+    context["by_email"] = bool(form.cleaned_data["email"])
+    return render(request, "status_pages/subscribe.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def confirm(request: HttpRequest, slug: str, token: str) -> HttpResponse:
+    subscriber = _subscriber(slug, token)
+    outcome = "ask-confirm"
+    if subscriber.is_confirmed:
+        outcome = "confirmed"
+    elif request.method == "POST":
+        subscriptions.confirm(subscriber, timezone.now())
+        outcome = "confirmed"
+    return _answer(request, subscriber, outcome)
+
+
+@require_http_methods(["GET", "POST"])
+def unsubscribe(request: HttpRequest, slug: str, token: str) -> HttpResponse:
+    subscriber = _subscriber(slug, token)
+    if request.method == "POST":
+        subscriptions.unsubscribe(subscriber)
+        return _answer(request, subscriber, "unsubscribed")
+    return _answer(request, subscriber, "ask-unsubscribe")
+
+
+def _subscriber(slug: str, token: str) -> Subscriber:
+    return get_object_or_404(
+        Subscriber.objects.select_related("page"), page__slug=slug, token=token
+    )
+
+
+def _answer(request: HttpRequest, subscriber: Subscriber, outcome: str):
+    context = {"page": subscriber.page, "subscriber": subscriber, "outcome": outcome}
+    return render(request, "status_pages/subscription.html", context)

@@ -1,0 +1,34 @@
+"""Posting a status update from /incidents/: one small form per open
+incident, the same rules as the incident's admin page
+(projects.status_updates)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from projects.models import Incident
+from projects.status_updates import StatusUpdateForm, post_update
+
+
+@login_required
+@require_POST
+def post(request: HttpRequest, pk: int) -> HttpResponse:
+    incident = get_object_or_404(Incident.objects.select_related("project"), pk=pk)
+    form = StatusUpdateForm(request.POST)
+    if not form.is_valid():
+        errors = "; ".join(
+            f"{field}: {' '.join(text)}" for field, text in form.errors.items()
+        )
+        messages.error(request, f"The update was not posted ({errors}).")
+    else:
+        update = form.save(commit=False)
+        update.incident = incident
+        update.author = request.user
+        post_update(update)
+        messages.success(request, f"Posted an update on {incident.project}.")
+    return HttpResponseRedirect(reverse("incidents:list"))
