@@ -268,6 +268,9 @@ def _save_region_rows(
     )
 
 
+_UNSEEN = (Streak(), "")
+
+
 def _decide(
     project_id: int,
     before: Streak,
@@ -280,7 +283,9 @@ def _decide(
 ) -> Effect:
     """The project's new streak from its counted regions' streaks, and the
     transitions for the incident step."""
-    views = {r: streaks.get((project_id, r), (Streak(), "")) for r in counted}
+    views = {r: streaks.get((project_id, r), _UNSEEN) for r in counted}
+    if before == SETTLED and all(v[0] == SETTLED for v in views.values()):
+        return Effect(before=before, after=SETTLED)  # most projects, most polls
     confirmed = [r for r in counted if views[r][0].state == DOWN]
     failing = [r for r in counted if views[r][0].failing]
     needed = quorum_needed(quorum, len(counted))
