@@ -211,7 +211,8 @@ class LeaseFence:
             {
                 "node": self._keeper.node_id,
                 "shards": wanted,
-                "region": self._keeper.region_id,
+                # A keeper of before regions is of the default one.
+                "region": getattr(self._keeper, "region_id", 1),
             },
         )
         self.statements += 1

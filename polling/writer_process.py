@@ -121,7 +121,10 @@ class ProcessStore:
             return None
         keeper = self._fence.keeper
         return HeldLeases(
-            keeper.node_id, keeper.shard_count, keeper.tokens(), keeper.region_id
+            keeper.node_id,
+            keeper.shard_count,
+            keeper.tokens(),
+            getattr(keeper, "region_id", 1),
         )
 
     def _start(self) -> _Child:
