@@ -59,3 +59,14 @@ def test_the_poller_page_lists_regions_with_their_live_pollers(admin_client):
     assert "Frankfurt" in page
     assert "no: no live poller" in page  # us
     assert us.name in page
+
+
+def test_a_region_gets_its_label_in_the_admin_and_keeps_its_name(admin_client):
+    region = Region.objects.create(name="eu")
+    url = reverse("admin:projects_region_change", args=[region.pk])
+
+    response = admin_client.post(url, {"name": "renamed", "label": "Frankfurt"})
+
+    assert response.status_code == 302
+    region.refresh_from_db()
+    assert (region.name, region.label) == ("eu", "Frankfurt")
