@@ -36,6 +36,22 @@ def test_the_project_page_shows_each_regions_latest_poll(admin_client, make_proj
     assert "Down when 2 of the counted regions confirm a failure." in page
 
 
+def test_a_regions_failed_polls_are_listed_though_the_project_was_up(
+    admin_client, make_project
+):
+    project = make_project(quorum=2)
+    now = timezone.now()
+    eu, us = (Region.objects.create(name=n, last_seen_at=now) for n in ("eu", "us"))
+    DatabaseResultStore(region_id=eu.pk).save([outcome(project.pk)])
+    DatabaseResultStore(region_id=us.pk).save([outcome(project.pk, up=False, code=503)])
+
+    page = admin_client.get(project.get_absolute_url() + "?status=down&range=30d")
+    rows = page.content.decode().split('<table class="history">')[1]
+
+    assert "expected 200, got 503" in rows  # uptime counted no failure
+    assert "<td>us</td>" in rows
+
+
 def test_a_single_region_project_page_has_no_regions_table(admin_client, make_project):
     project = make_project()
     DatabaseResultStore().save([outcome(project.pk)])

@@ -15,6 +15,7 @@ from projects.models import PollResult, ProjectRegionState
 
 @dataclass(frozen=True, slots=True)
 class RegionRow:
+    region_id: int
     name: str
     state: str  # the region's own streak: up, pending or down
     polled_at: datetime | None
@@ -65,6 +66,7 @@ def project_regions(project_id: int, now: datetime) -> list[RegionRow]:
         region = state.region
         rows.append(
             RegionRow(
+                region_id=region.pk,
                 name=region.label or region.name,
                 state=state.state or "up",
                 polled_at=state.last_polled_at,
@@ -79,3 +81,13 @@ def project_regions(project_id: int, now: datetime) -> list[RegionRow]:
             )
         )
     return rows
+
+
+def name_regions(polls: list[PollResult], regions: list[RegionRow]) -> None:
+    """Give each poll its region's name (`region_name`) for the history
+    table, when the page shows regions."""
+    if not regions:
+        return
+    names = {row.region_id: row.name for row in regions}
+    for poll in polls:
+        poll.region_name = names.get(poll.region_id, "")
