@@ -198,3 +198,40 @@ def held_in(region: str) -> set[int]:
     )
     pids = Counter(leases.values_list("owner__pid", flat=True))
     return set(pids) if sum(pids.values()) == SHARDS else set()
+
+
+def test_a_region_that_cannot_reach_most_targets_is_held(target_server, tmp_path):
+    make_channel(is_default=True)
+    # Quorum 1: any one region could open an incident, were it not blind.
+    projects = quick_projects(target_server, 6, path="/by-source", interval=INTERVAL)
+    Project.objects.update(quorum=1, failure_threshold=3)
+    for project in projects:
+        project.channels.add(make_channel())
+    pollers = [region_poller(tmp_path, region) for region in ("eu", "us")]
+    try:
+        wait_until(lambda: all(results(r) >= 2 * len(projects) for r in ("eu", "us")))
+        fail_from(target_server, "eu")
+        failed = results("eu", status=Status.DOWN)
+        wait_until(
+            lambda: results("eu", status=Status.DOWN) >= failed + 5 * len(projects),
+            timeout=60,
+        )
+        blind = Region.objects.get(name="eu").blind_since is not None
+        incidents_while_blind = Incident.objects.count()
+
+        fail_from(target_server)
+        wait_until(
+            lambda: Region.objects.get(name="eu").blind_since is None, timeout=60
+        )
+        for poller in pollers:
+            assert poller.stop() == 0, poller.output()
+    finally:
+        for poller in pollers:
+            poller.stop()
+
+    told = queued_events(event__startswith="monitor.")
+    print("regions blind:", json.dumps({"blind": blind, "told": told}))
+    assert blind
+    assert incidents_while_blind == 0
+    assert Incident.objects.count() == 0
+    assert told == ["monitor.unreachable", "monitor.reachable"]

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from projects.incidents.machine import DOWN, PENDING
 from projects.incidents.reachability import MIN_FAILING_PROJECTS, is_cut_off
 from projects.models import MonitorOutage, Notification, ProjectRegionState, Region
 from projects.notifications import outbox
@@ -53,6 +54,14 @@ def reconsider_blindness(region_id: int, *, at: datetime) -> bool:
     elif Region.objects.filter(pk=region_id, blind_since__isnull=False).update(
         blind_since=None
     ):
+        # What the region confirmed while blind is not trusted: a project
+        # still failing from it confirms again before it counts.
+        ProjectRegionState.objects.filter(region_id=region_id, state=DOWN).update(
+            state=PENDING,
+            consecutive_failures=0,
+            consecutive_successes=0,
+            failing_since=None,
+        )
         outage = MonitorOutage.objects.filter(
             kind=BLIND, region_id=region_id, ended_at=None
         ).first()

@@ -153,8 +153,16 @@ def save_region_states(
     _save_region_rows(cursor, view.region_id, mine, streaks)
     if any(e.started_failing or e.stopped_failing for e in region_effects):
         # The "is it us?" rule, for this region alone.
+        was_blind = view.region_id in view.blind
         blind = reconsider_blindness(view.region_id, at=max(p.at for p in polls))
         view = view.with_blindness(blind)
+        if was_blind and not blind:
+            # What it confirmed while blind is not trusted: its projects
+            # still failing confirm again (reconsider_blindness stored the
+            # same).
+            for key, (streak, reason) in streaks.items():
+                if key[1] == view.region_id and streak.state == DOWN:
+                    streaks[key] = (Streak(PENDING), reason)
     effects |= {
         project_id: _decide(
             project_id,
