@@ -26,7 +26,7 @@ from projects.models import (
     Region,
 )
 from tests.alerting import make_channel, queued_events
-from tests.outcomes import outcome
+from tests.outcomes import T0, outcome
 
 pytestmark = pytest.mark.django_db
 
@@ -280,3 +280,24 @@ def test_regions_made_one_after_another_poll_well_apart():
     assert phase_fraction(DEFAULT_REGION_ID) == 0
     gaps = [b - a for a, b in itertools.pairwise(fractions)]
     assert min(gaps) * REGION_SPREAD_SECONDS >= 1  # second, at 60 s or more
+
+
+def test_a_region_back_after_a_while_counts_only_once_it_polls_again(make_project):
+    project = make_project(quorum=1, failure_threshold=1)
+    regions = live_regions("eu", "ap")
+    # ap's pollers were gone for an hour; its last view said down.
+    ProjectRegionState.objects.create(
+        project=project,
+        region=regions["ap"],
+        state="down",
+        consecutive_failures=4,
+        failing_since=T0 - timedelta(hours=1),
+        last_polled_at=T0 - timedelta(hours=1),
+    )
+    fleet = Fleet(project, regions)
+
+    fleet.poll("u-", 0)
+    assert Incident.objects.count() == 0
+
+    fleet.poll("-d", 1)  # ap polls again, and still fails: now it counts
+    assert Incident.objects.count() == 1

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import connection
 from django.utils import timezone
@@ -50,6 +50,7 @@ from projects.incidents.states import (
     save_states,
 )
 from projects.models import Project, ProjectRegionState, Region
+from projects.units import SECONDS_PER_UNIT
 
 MAX_REASON_LENGTH = 1000
 
@@ -117,9 +118,12 @@ def save_region_states(
         by_project[poll.project_id].append(poll)
     project_table = quote(Project._meta.db_table)
     settings = {
-        pk: (quorum, kind)
-        for pk, quorum, kind in _rows_of(
-            cursor, f"SELECT id, quorum, kind FROM {project_table}", "id", by_project
+        pk: (quorum, kind, interval * SECONDS_PER_UNIT[unit])
+        for pk, quorum, kind, interval, unit in _rows_of(
+            cursor,
+            f"SELECT id, quorum, kind, interval, interval_unit FROM {project_table}",
+            "id",
+            by_project,
         )
     }
     # Heartbeat projects are told by their pings, not from a place: each
@@ -135,7 +139,7 @@ def save_region_states(
     through = Project.regions.through.objects.filter(project_id__in=ids)
     for project_id, region_id in through.values_list("project_id", "region_id"):
         polling[project_id].append(region_id)
-    streaks = _region_streaks(cursor, ids)
+    streaks, polled_at = _region_streaks(cursor, ids)
     mine: dict[int, tuple[Streak, list[Poll]]] = {}
     region_effects: list[Effect] = []
     for project_id, project_polls in by_project.items():
@@ -172,6 +176,8 @@ def save_region_states(
             view.counted(polling.get(project_id)),
             settings[project_id][0],
             streaks,
+            _fresh_since(mine[project_id][1], settings[project_id][2]),
+            polled_at,
             in_maintenance,
         )
         for project_id in ids
@@ -190,25 +196,28 @@ def save_region_states(
 
 def _region_streaks(
     cursor, ids: list[int]
-) -> dict[tuple[int, int], tuple[Streak, str]]:
-    """Every region's streak of the projects, read through the writer's
-    cursor: the ORM's rows cost several times the rest of the step."""
+) -> tuple[dict[tuple[int, int], tuple[Streak, str]], dict[tuple[int, int], datetime]]:
+    """Every region's streak of the projects, and when it last polled each,
+    read through the writer's cursor: the ORM's rows cost several times
+    the rest of the step."""
     table = quote(ProjectRegionState._meta.db_table)
     rows = _rows_of(
         cursor,
         "SELECT project_id, region_id, state, consecutive_failures, "
-        f"consecutive_successes, failing_since, last_error FROM {table}",
+        f"consecutive_successes, failing_since, last_error, last_polled_at "
+        f"FROM {table}",
         "project_id",
         ids,
     )
-    streaks = {}
-    for project_id, region_id, state, failures, successes, since, reason in rows:
+    streaks, polled_at = {}, {}
+    for project_id, region_id, state, failures, successes, since, reason, at in rows:
         if state == UP and not failures and not successes and since is None:
             streak = SETTLED  # most rows: no new object to make
         else:
             streak = Streak(state, failures, successes, _aware(since))
+            polled_at[project_id, region_id] = _aware(at)
         streaks[project_id, region_id] = (streak, reason)
-    return streaks
+    return streaks, polled_at
 
 
 def _rows_of(cursor, select: str, column: str, ids: Iterable[int]) -> list[tuple]:
@@ -277,6 +286,13 @@ def _save_region_rows(
 
 
 _UNSEEN = (Streak(), "")
+# A region's failing view of a project counts while it polled it within
+# this many of its intervals (and a minute) before the batch's poll.
+FRESH_INTERVALS = 3
+
+
+def _fresh_since(polls: list[Poll], interval_seconds: int) -> datetime:
+    return polls[-1].at - timedelta(seconds=FRESH_INTERVALS * interval_seconds + 60)
 
 
 def _decide(
@@ -287,11 +303,20 @@ def _decide(
     counted: list[int],
     quorum: int | None,
     streaks: dict[tuple[int, int], tuple[Streak, str]],
+    fresh_since: datetime,
+    polled_at: dict[tuple[int, int], datetime],
     in_maintenance: Callable[[Poll], bool],
 ) -> Effect:
     """The project's new streak from its counted regions' streaks, and the
-    transitions for the incident step."""
-    views = {r: streaks.get((project_id, r), _UNSEEN) for r in counted}
+    transitions for the incident step. A region's failing view older than
+    `fresh_since` (a poller of it gone and back, say) counts as not failing
+    until it polls again."""
+    views = {}
+    for r in counted:
+        seen = streaks.get((project_id, r), _UNSEEN)
+        at = polled_at.get((project_id, r))
+        stale = r != view.region_id and at is not None and at < fresh_since
+        views[r] = _UNSEEN if stale else seen
     if before == SETTLED and all(v[0] == SETTLED for v in views.values()):
         return Effect(before=before, after=SETTLED)  # most projects, most polls
     confirmed = [r for r in counted if views[r][0].state == DOWN]
