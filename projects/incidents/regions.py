@@ -208,28 +208,33 @@ def _region_streaks(
         f"FROM {table}",
         "project_id",
         ids,
+        # Settled views (most) are not read: a region with no row read is
+        # up with nothing to remember, as a settled one is.
+        also=f"NOT ({table}.state = '{UP}' AND consecutive_failures = 0 "
+        "AND consecutive_successes = 0 AND failing_since IS NULL)",
     )
     streaks, polled_at = {}, {}
     for project_id, region_id, state, failures, successes, since, reason, at in rows:
-        if state == UP and not failures and not successes and since is None:
-            streak = SETTLED  # most rows: no new object to make
-        else:
-            streak = Streak(state, failures, successes, _aware(since))
-            polled_at[project_id, region_id] = _aware(at)
+        streak = Streak(state, failures, successes, _aware(since))
         streaks[project_id, region_id] = (streak, reason)
+        polled_at[project_id, region_id] = _aware(at)
     return streaks, polled_at
 
 
-def _rows_of(cursor, select: str, column: str, ids: Iterable[int]) -> list[tuple]:
-    """`select` of the rows whose `column` is one of `ids`."""
+def _rows_of(
+    cursor, select: str, column: str, ids: Iterable[int], *, also: str = ""
+) -> list[tuple]:
+    """`select` of the rows whose `column` is one of `ids` (and for which
+    the SQL `also` holds, if given)."""
     ids = list(ids)
     if not ids:
         return []
+    also = f" AND {also}" if also else ""
     if connection.vendor == "postgresql":
-        cursor.execute(f"{select} WHERE {column} = ANY(%s)", [ids])
+        cursor.execute(f"{select} WHERE {column} = ANY(%s){also}", [ids])
     else:
         marks = ", ".join(["%s"] * len(ids))
-        cursor.execute(f"{select} WHERE {column} IN ({marks})", ids)
+        cursor.execute(f"{select} WHERE {column} IN ({marks}){also}", ids)
     return cursor.fetchall()
 
 
@@ -291,6 +296,11 @@ _UNSEEN = (Streak(), "")
 FRESH_INTERVALS = 3
 
 
+def _settled(streak: Streak) -> bool:
+    """Up with nothing to remember, or never seen failing."""
+    return streak == SETTLED or streak == _UNSEEN[0]
+
+
 def _fresh_since(polls: list[Poll], interval_seconds: int) -> datetime:
     return polls[-1].at - timedelta(seconds=FRESH_INTERVALS * interval_seconds + 60)
 
@@ -317,7 +327,7 @@ def _decide(
         at = polled_at.get((project_id, r))
         stale = r != view.region_id and at is not None and at < fresh_since
         views[r] = _UNSEEN if stale else seen
-    if before == SETTLED and all(v[0] == SETTLED for v in views.values()):
+    if before == SETTLED and all(_settled(v[0]) for v in views.values()):
         return Effect(before=before, after=SETTLED)  # most projects, most polls
     confirmed = [r for r in counted if views[r][0].state == DOWN]
     failing = [r for r in counted if views[r][0].failing]
