@@ -16,6 +16,8 @@ docs/benchmarks/<date>-capacity-<HHMM>.md (bench/run_logs.py).
                             nothing is published unless --append is given
     --duration S            measured seconds per scenario, except where the
                             window is part of the target (scale-300k: 300 s)
+    --projects N            N projects in every scenario chosen: a check at
+                            a small scale (internet-100k at 10,000)
 
 See docs/benchmarks/capacity-method.md for what each column means. A full run
 takes about 40 minutes per database; run it on a quiet machine.
@@ -24,6 +26,7 @@ takes about 40 minutes per database; run it on a quiet machine.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -46,10 +49,19 @@ from harness import (
     raise_open_files_limit,
     relative_command,
 )
+from internet import InternetTarget
 from nginx import NginxTarget
 from report import Result, publish, section
 from run_logs import publish_run
-from runs import Targets, run_bare, run_engine, run_naive, run_writer
+from runs import (
+    Targets,
+    run_bare,
+    run_engine,
+    run_internet,
+    run_internet_loop,
+    run_naive,
+    run_writer,
+)
 from scenarios import Scenario, pick
 
 # BENCH_DB_SUFFIX keeps the databases of people benchmarking side by side
@@ -68,14 +80,20 @@ def main() -> None:
     scenarios = chosen_scenarios(args)
     results: list[Result] = []
     writer: list[dict] = []
+    internet_wanted = any(s.target == "internet" for s in scenarios)
     with (
         NginxTarget(workers=args.nginx_workers) as nginx,
         TargetProcess() as slow,
+        InternetTarget(workers=args.nginx_workers)
+        if internet_wanted
+        else contextlib.nullcontext() as internet,
     ):
-        targets = Targets(nginx, slow)
+        targets = Targets(nginx, slow, internet)
         for scenario in (s for s in scenarios if s.kind == "bare"):
             results.append(guarded(run_bare, scenario, "-", targets))
-        in_database = [s for s in scenarios if s.kind != "bare"]
+        for scenario in (s for s in scenarios if s.kind == "internet-loop"):
+            results.append(guarded(run_internet_loop, scenario, "-", targets))
+        in_database = [s for s in scenarios if s.kind not in ("bare", "internet-loop")]
         for database in args.db if in_database else []:
             run_database(database, in_database, targets, results, writer)
     text = section(results, writer, title=title(args), preamble=preamble(args))
@@ -98,6 +116,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--only", help="comma-separated scenario names or prefixes")
     parser.add_argument("--quick", action="store_true", help="a short smoke run")
     parser.add_argument("--duration", type=float, help="measured seconds, each")
+    parser.add_argument(
+        "--projects", type=int, help="projects of every scenario chosen (a small check)"
+    )
     parser.add_argument("--nginx-workers", type=int, default=1)
     parser.add_argument(
         "--append",
@@ -113,6 +134,11 @@ def parse_args() -> argparse.Namespace:
 
 def chosen_scenarios(args: argparse.Namespace) -> list[Scenario]:
     scenarios = pick(args.only.split(",") if args.only else None)
+    if args.projects:
+        scenarios = [
+            dataclasses.replace(s, projects=args.projects) if s.projects else s
+            for s in scenarios
+        ]
     if args.quick:
         return [s.quick(args.duration or QUICK_MEASURE_SECONDS) for s in scenarios]
     if args.duration:
@@ -134,7 +160,10 @@ def run_database(database, scenarios, targets, results, writer) -> None:
                 if scenario.kind == "writer":
                     writer.append(guarded(run_writer, scenario, label, url, targets))
                 else:
-                    runner = run_engine if scenario.kind == "engine" else run_naive
+                    runner = {
+                        "engine": run_engine,
+                        "internet": run_internet,
+                    }.get(scenario.kind, run_naive)
                     results.append(guarded(runner, scenario, label, url, targets))
             finally:
                 drop_database(url)

@@ -19,6 +19,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from harness import percentile_ms, setup_django
 
@@ -74,7 +75,11 @@ class Tally:
 def prepare(args: argparse.Namespace) -> dict:
     from projects.models import Project
 
+    listed = Path(args.urls_file).read_text().split() if args.urls_file else []
+
     def url_for(i: int) -> str:
+        if listed:
+            return listed[i % len(listed)]
         if args.hang_url and args.hang_every and i % args.hang_every == 0:
             return f"{args.hang_url}?p={i}"
         return f"{args.url}?p={i}"
@@ -266,7 +271,8 @@ def main() -> None:
     step.add_argument("--projects", type=int, required=True)
     step.add_argument("--interval", type=int, required=True, help="seconds")
     step.add_argument("--timeout", type=int, required=True, help="seconds")
-    step.add_argument("--url", required=True)
+    step.add_argument("--url", default="")
+    step.add_argument("--urls-file", default="", help="one URL a project, in order")
     step.add_argument("--hang-url", default="")
     step.add_argument("--hang-every", type=int, default=0, help="every Nth project")
     step = steps.add_parser("readback", help="measure a finished run")

@@ -183,6 +183,7 @@ class PollerRun:
             stderr=subprocess.PIPE,
             text=True,
         )
+        self.pid = process.pid  # for meters that read its children
         stdout: list[str] = []
         _drain(process.stdout, stdout.append)
         _drain(process.stderr, self._on_log_line)

@@ -74,6 +74,42 @@ def _cells(r: Result) -> dict[str, str]:
     }
 
 
+def internet_table(results: list[Result]) -> str:
+    """What issue #32 asks of the internet-like scenario: polls/s, lag,
+    missed, CPU per poll of the poller and of the writer, RSS, and the
+    target's CPU apart."""
+
+    def per_poll(percent: float | None, r: Result) -> str:
+        if percent is None or not r.polls_per_s:
+            return "-"
+        return _num(percent / 100 / r.polls_per_s * 1e6, " µs")
+
+    rows = []
+    for r in results:
+        extra = r.extra
+        rows.append(
+            {
+                "run": r.scenario.name + (" (failed)" if "error" in extra else ""),
+                "database": r.database,
+                "slots / threads": str(r.concurrency),
+                "wanted/s": _num(r.scenario.wanted_polls_per_s or None),
+                "polls/s": _num(r.polls_per_s),
+                # The status lag: the DB's reads a row's window (see
+                # capacity-method.md), not when its poll started.
+                "lag p50 / p99 / max": _lag(r.lag_status),
+                "missed": _num(
+                    r.missed_db if r.missed_db is not None else r.missed_status
+                ),
+                "failed polls": _num(extra.get("failed")),
+                "poller CPU per poll": per_poll(extra.get("poller_cpu_percent"), r),
+                "writer CPU per poll": per_poll(extra.get("writer_cpu_percent"), r),
+                "peak RSS": _num(r.peak_rss_mb, " MB"),
+                "target CPU": _num(extra.get("target_cpu_percent"), " %"),
+            }
+        )
+    return markdown_table(rows)
+
+
 def cpu_per_poll_us(r: Result) -> float | None:
     """The process's CPU time per poll over the measured window."""
     if not (r.cpu_percent and r.polls_per_s):
@@ -279,6 +315,14 @@ def section(results, writer, *, title: str, preamble: list[str]) -> str:
     parts = [f"#### {title}", "", *preamble, ""]
     if results:
         parts += [table(results), ""]
+    internet = [r for r in results if r.scenario.target == "internet"]
+    if internet:
+        parts += [
+            "The internet-like scenario (bench/internet.py), side by side:",
+            "",
+            internet_table(internet),
+            "",
+        ]
     if writer:
         parts += [
             "Result writer ceiling (`DatabaseResultStore.save()` alone, "

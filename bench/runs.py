@@ -5,11 +5,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 import time
 
-from harness import ROOT, ProcessSample, TargetProcess, django_env, machine_cpu_seconds
+from harness import (
+    ROOT,
+    ProcessSample,
+    TargetProcess,
+    django_env,
+    machine_cpu_seconds,
+    process_cpu_seconds,
+    process_tree,
+)
+from internet import InternetTarget
 from nginx import NginxTarget
 from poller_run import PollerRun
 from report import Result
@@ -22,12 +32,15 @@ BENCH = ROOT / "bench"
 class Targets:
     fast: NginxTarget
     slow: TargetProcess
+    internet: InternetTarget | None = None  # started only when a scenario needs it
 
     def requests(self) -> int:
         return self.fast.requests() + self.slow.requests()
 
     def project_urls(self, scenario: Scenario) -> list[str]:
         """capacity_db.py prepare's URL arguments for the scenario."""
+        if scenario.target == "internet":
+            return ["--urls-file", str(internet_urls(scenario, self))]
         if scenario.target == "slow":
             return ["--url", self.slow.url(f"/delay/{SLOW_DELAY_MS}")]
         urls = ["--url", self.fast.url("/ok")]
@@ -158,11 +171,16 @@ def db_step(url: str, *args: str) -> dict:
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def measured_reference(command: list[str], *, warmup: float = 0) -> tuple[dict, dict]:
-    """Run bench/references.py; returns its JSON and its CPU %, machine CPU
-    % (both after `warmup`) and peak RSS."""
+def measured_reference(
+    command: list[str], *, warmup: float = 0, script: str | None = "references.py"
+) -> tuple[dict, dict]:
+    """Run bench/references.py (or, with `script` None, the whole command
+    given); returns its JSON and its CPU %, machine CPU % (both after
+    `warmup`) and peak RSS."""
+    if script is not None:
+        command = [sys.executable, str(BENCH / script), *command]
     process = subprocess.Popen(
-        [sys.executable, str(BENCH / "references.py"), *command],
+        command,
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -189,3 +207,113 @@ def measured_reference(command: list[str], *, warmup: float = 0) -> tuple[dict, 
         ),
         "peak_rss_mb": sample.peak_rss_mb,
     }
+
+
+# The internet-like scenario (issue #32)
+
+
+def run_internet(scenario, label, url, targets: Targets) -> Result:
+    """runpoller against bench/internet.py's targets, trusting its
+    authority; the writer's CPU (runpoller's child) and the target's are
+    measured apart."""
+    internet = targets.internet
+    prepare(url, scenario, targets)
+    os.environ["BENCH_CA_BUNDLE"] = internet.ca_bundle
+    concurrency = scenario.max_concurrent()
+    run = PollerRun(
+        url,
+        projects=scenario.projects,
+        max_concurrent=concurrency,
+        command=[sys.executable, str(BENCH / "trusting_poller.py")],
+    )
+    run.meters = {
+        "writer_cpu": lambda: children_cpu_seconds(run.pid),
+        "target_cpu": internet.cpu_seconds,
+    }
+    report = run.run(warmup=scenario.warmup, measure=scenario.measure)
+    back = readback(url, report.started_at, report.stopped_at)
+    final = report.final_status()
+    if report.exit_code != 0 or not report.summary:
+        print("\n".join(report.log_tail), file=sys.stderr)
+    writer_percent = 100 * report.meter_rates.get("writer_cpu", 0)
+    return Result(
+        scenario,
+        label,
+        concurrency,
+        polls_per_s=back["polls_per_s"],
+        missed_status=final.get("skipped_ticks"),
+        missed_db=back["missed"],
+        lag_status=report.lag_ms(),
+        lag_db=_lag(back),
+        polls=final.get("polls_total"),
+        rows=back["rows"],
+        cpu_percent=report.cpu_percent,
+        machine_cpu_percent=report.machine_cpu_percent,
+        peak_rss_mb=report.peak_rss_mb,
+        scheduled_s=report.scheduled_s,
+        first_polls_done_s=back["first_polls_done_s"],
+        extra={
+            **back,
+            "exit_code": report.exit_code,
+            "status": final,
+            "writer_cpu_percent": writer_percent,
+            "poller_cpu_percent": report.cpu_percent - writer_percent,
+            "target_cpu_percent": 100 * report.meter_rates.get("target_cpu", 0),
+        },
+    )
+
+
+def run_internet_loop(scenario, label, targets: Targets) -> Result:
+    """bench/internet_loops.py (httpx or pycurl) on the same projects."""
+    internet = targets.internet
+    urls = internet_urls(scenario, targets)
+    seconds = scenario.warmup + scenario.measure
+    command = [sys.executable, str(BENCH / "internet_loops.py")]
+    command += ["--client", scenario.client, "--urls-file", str(urls)]
+    command += ["--interval", str(scenario.interval)]
+    command += ["--threads", str(scenario.concurrency)]
+    command += ["--seconds", str(seconds), "--warmup", str(scenario.warmup)]
+    command += ["--ca-bundle", internet.ca_bundle]
+    target_before = internet.cpu_seconds()
+    out, sample = measured_process(command, warmup=scenario.warmup)
+    target_percent = 100 * (internet.cpu_seconds() - target_before) / seconds
+    return Result(
+        scenario,
+        label,
+        f"{scenario.concurrency} threads",
+        polls_per_s=out["polls_per_s"],
+        missed_status=out["missed"],
+        lag_status=(out["lag_p50_ms"], out["lag_p99_ms"], out["lag_max_ms"]),
+        polls=out["polls"],
+        extra={
+            **out,
+            "poller_cpu_percent": sample["cpu_percent"],
+            "writer_cpu_percent": None,
+            # Over the whole run, warm-up included: the loops' own window
+            # is read from their output only.
+            "target_cpu_percent": target_percent,
+        },
+        **sample,
+    )
+
+
+def internet_urls(scenario, targets: Targets):
+    from internet import write_urls
+
+    return write_urls(scenario.projects, targets.internet, targets.internet.folder)
+
+
+def children_cpu_seconds(pid: int) -> float:
+    """CPU of a process's descendants (runpoller's writer process)."""
+    total = 0.0
+    for child in process_tree(pid)[1:]:
+        try:
+            total += process_cpu_seconds(child)
+        except FileNotFoundError:
+            continue
+    return total
+
+
+def measured_process(command: list[str], *, warmup: float = 0) -> tuple[dict, dict]:
+    """measured_reference() for any script printing one JSON line."""
+    return measured_reference(command, warmup=warmup, script=None)

@@ -105,6 +105,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "projects.teams.context_processors.teams",
             ],
         },
     },
@@ -185,7 +186,7 @@ LOGGING = {
 }
 
 # Poller
-MAX_CONCURRENT_HTTP = env.int("MAX_CONCURRENT_HTTP", default=100)
+MAX_CONCURRENT_HTTP = env.int("MAX_CONCURRENT_HTTP", default=1000)
 MIN_POLL_INTERVAL = env.int("MIN_POLL_INTERVAL", default=10)
 POLLER_RELOAD_INTERVAL = env.int("POLLER_RELOAD_INTERVAL", default=300)
 POLLER_TASK_QUEUE_SIZE = env.int("POLLER_TASK_QUEUE_SIZE", default=1000)
@@ -283,6 +284,85 @@ STATUS_SUBSCRIBE_RATE_LIMIT = env.int("STATUS_SUBSCRIBE_RATE_LIMIT", default=5)
 # Let subscribers' webhooks point at loopback and private addresses (off:
 # a public form must not make this server call into its own network).
 STATUS_WEBHOOK_ALLOW_PRIVATE = env.bool("STATUS_WEBHOOK_ALLOW_PRIVATE", default=False)
+
+# Teams
+# Where the checks of a team not marked trusted may never connect, at save
+# time and at every connection (redirects included): link-local, where
+# cloud metadata services answer (169.254.169.254), and the metadata
+# addresses outside it (AWS's IPv6 one, Alibaba's). See docs/teams.md.
+POLL_BLOCKED_NETWORKS = [
+    network
+    for network in env.list(
+        "POLL_BLOCKED_NETWORKS",
+        default=[
+            "169.254.0.0/16",
+            "fe80::/10",
+            "fd00:ec2::254/128",
+            "100.100.100.200/32",
+        ],
+    )
+    if network.strip()
+]
+
+# Sign-in: django-allauth for passwords, single sign-on (OpenID Connect)
+# and second factors (TOTP, WebAuthn, recovery codes); the admin's login
+# goes through it too (monitor/urls.py). See docs/teams.md.
+INSTALLED_APPS += [
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
+    "allauth.mfa",
+]
+MIDDLEWARE += [
+    "allauth.account.middleware.AccountMiddleware",
+    "projects.teams.second_factor.RequireSecondFactorMiddleware",
+]
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+LOGIN_URL = "account_login"
+LOGIN_REDIRECT_URL = "/"
+ACCOUNT_LOGOUT_REDIRECT_URL = "/"
+ACCOUNT_LOGIN_METHODS = {"username", "email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "none"  # an invitation's link proved the address
+ACCOUNT_ADAPTER = "projects.teams.signin.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "projects.teams.signin.SocialAccountAdapter"
+# Failed sign-ins: 5 per 5 minutes per account, 20 a minute per address.
+ACCOUNT_RATE_LIMITS = {"login_failed": "20/m/ip,5/5m/key"}
+# A provider's address never takes over an existing account by itself.
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
+SOCIALACCOUNT_AUTO_SIGNUP = True
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes", "webauthn"]
+MFA_TOTP_TOLERANCE = 1  # a code from the previous or next 30 s: clock drift
+MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = DEBUG
+REQUIRE_2FA = env.bool("REQUIRE_2FA", default=False)
+OIDC_PROVIDER_URL = env.str("OIDC_PROVIDER_URL", default="")
+OIDC_CLIENT_ID = env.str("OIDC_CLIENT_ID", default="")
+OIDC_CLIENT_SECRET = env.str("OIDC_CLIENT_SECRET", default="")
+OIDC_ALLOWED_DOMAINS = [
+    domain.strip().lower()
+    for domain in env.list("OIDC_ALLOWED_DOMAINS", default=[])
+    if domain.strip()
+]
+OIDC_DEFAULT_TEAM = env.str("OIDC_DEFAULT_TEAM", default="")
+SOCIALACCOUNT_PROVIDERS = {
+    "openid_connect": {
+        "APPS": [
+            {
+                "provider_id": "oidc",
+                "name": "Single sign-on",
+                "client_id": OIDC_CLIENT_ID,
+                "secret": OIDC_CLIENT_SECRET,
+                "settings": {"server_url": OIDC_PROVIDER_URL},
+            }
+        ]
+        if OIDC_PROVIDER_URL
+        else []
+    }
+}
 
 # Regions (docs/regions.md): the place this runpoller checks from. Pollers
 # of one region share its shards; a project is down when enough regions

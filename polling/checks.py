@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.checks import Error, register
 
+from polling.engine.blocked import parse_networks
 from polling.engine.config import MAX_CONCURRENT_LIMIT
 
 
@@ -66,4 +67,8 @@ def poller_settings_check(app_configs, **kwargs) -> list[Error]:
         "could expire.",
         "polling.E008",
     )
+    try:
+        parse_networks(settings.POLL_BLOCKED_NETWORKS)
+    except ValueError as error:
+        errors.append(Error(f"POLL_BLOCKED_NETWORKS: {error}", id="polling.E009"))
     return errors

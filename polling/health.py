@@ -38,6 +38,14 @@ def task_queue_level(depth: int) -> Level:
     return Level.WARNING if depth <= 500 else Level.CRITICAL
 
 
+def limit_level(all_busy_share: float, delaying: bool) -> Level:
+    """Healthy while the limit does not delay polls; a warning when every
+    slot was busy for part of the last minute, critical for half of it."""
+    if not delaying:
+        return Level.HEALTHY
+    return Level.WARNING if all_busy_share < 0.5 else Level.CRITICAL
+
+
 def readings(status: PollerStatus) -> list[Reading]:
     in_flight, limit = status.polls_in_flight, status.max_concurrent_http
     depth = status.task_queue_depth
@@ -48,6 +56,12 @@ def readings(status: PollerStatus) -> list[Reading]:
             concurrency_level(in_flight, limit),
             "Near the limit, polls wait for a free worker; raise "
             "MAX_CONCURRENT_HTTP or lower timeouts.",
+        ),
+        Reading(
+            "All slots busy, last minute",
+            f"{status.slots_all_busy_share * 100:.0f} %",
+            limit_level(status.slots_all_busy_share, status.limit_delays_polls),
+            status.limit_advice(),
         ),
         Reading(
             "Task queue",

@@ -73,6 +73,9 @@ TARGET_FIELDS = [
     "failure_threshold",
     "recovery_threshold",
     "last_polled_at",
+    # Whether the project's team may reach POLL_BLOCKED_NETWORKS. Changing
+    # it reaches a running poller at its next full reload.
+    "team__trusted",
 ]
 
 
@@ -101,8 +104,15 @@ def target_from_project(project: Project) -> Target:
         failure_threshold=project.failure_threshold,
         recovery_threshold=project.recovery_threshold,
         last_window=project.last_polled_at,
+        trusted=_trusted(project),
         **_heartbeat_fields(project),
     )
+
+
+def _trusted(project: Project | _ProjectRow) -> bool:
+    if isinstance(project, Project):
+        return project.team.trusted
+    return project.team__trusted
 
 
 def _heartbeat_fields(project: Project) -> dict:
@@ -228,12 +238,7 @@ def load_changes(
 def load_target(project_id: int, region_id: int | None = None) -> Target | None:
     """The project as a target, or None when it is disabled or gone (or
     not polled in `region_id`)."""
-    project = (
-        Project.objects.filter(polled_in(region_id), pk=project_id, enabled=True)
-        .only(*TARGET_FIELDS)
-        .first()
-    )
-    return None if project is None else target_from_project(project)
+    return next(iter_targets(where=Q(pk=project_id), region_id=region_id), None)
 
 
 class DatabaseTargetSource:

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -12,6 +13,7 @@ from polling.engine.status import PollerStatus
 from polling.fleet_status import NodeView, node_views, region_views
 from polling.health import Reading, readings
 from projects.housekeeping.runs import latest_runs
+from projects.teams.scoping import current_team
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +27,10 @@ class Panel:
 
 @login_required
 def poller(request: HttpRequest) -> HttpResponse:
-    """Each running poller's status, or a plain note that none is running."""
+    """Each running poller's status, or a plain note that none is running.
+    Install-wide numbers, no team's objects; still only for members."""
+    if not request.user.is_superuser and current_team(request) is None:
+        raise PermissionDenied
     nodes = node_views()
     context = {
         "panels": _panels(nodes),

@@ -27,6 +27,7 @@ def config_from_settings(**overrides) -> PollerConfig:
         "result_queue_size": settings.POLLER_RESULT_QUEUE_SIZE,
         "recheck_seconds": settings.POLLER_RECHECK_SECONDS,
         "stop_timeout": settings.POLLER_STOP_TIMEOUT,
+        "blocked_networks": tuple(settings.POLL_BLOCKED_NETWORKS),
         "phase_fraction": phase_fraction(region_id()),
         "phase_spread_seconds": REGION_SPREAD_SECONDS,
     }

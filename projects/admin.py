@@ -17,6 +17,8 @@ from projects.forms import ProjectForm
 from projects.models import HousekeepingRun, PollResultRow, Project, Region, Tag
 from projects.signals import projects_bulk_changed
 from projects.status_admin import BadgeAdminMixin
+from projects.teams.admin_scoping import TeamScopedAdmin, admin_actor
+from projects.teams.audit import Actor, record, snapshot
 
 RECENT_RESULTS_SHOWN = 20
 # Counting millions of rows on every page is the usual reason a results
@@ -47,7 +49,7 @@ def status_badge(status: str) -> SafeString:
 
 
 @admin.register(Project)
-class ProjectAdmin(BadgeAdminMixin, admin.ModelAdmin):
+class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
     form = ProjectForm
     # Adds "Export as YAML" and "Import YAML" (projects/as_code/admin_views.py).
     change_list_template = "admin/projects/project/change_list.html"
@@ -61,7 +63,13 @@ class ProjectAdmin(BadgeAdminMixin, admin.ModelAdmin):
         "last_polled_at",
         "response_time_column",
     ]
-    list_filter = ["enabled", "state", "kind", "method", "tags"]
+    list_filter = [
+        "enabled",
+        "state",
+        "kind",
+        "method",
+        ("tags", admin.RelatedOnlyFieldListFilter),
+    ]
     search_fields = ["name", "url"]
     filter_horizontal = ["tags"]
     actions = ["enable_projects", "disable_projects", "regenerate_badge_keys"]
@@ -220,20 +228,23 @@ class ProjectAdmin(BadgeAdminMixin, admin.ModelAdmin):
             project.pk,
         )
 
-    @admin.action(description="Enable selected projects")
+    @admin.action(description="Enable selected projects", permissions=["change"])
     def enable_projects(self, request: HttpRequest, queryset: QuerySet) -> None:
-        count = set_enabled(queryset, enabled=True)
+        count = set_enabled(queryset, enabled=True, actor=admin_actor(request))
         self.message_user(request, f"Enabled {count} project(s).", messages.SUCCESS)
 
-    @admin.action(description="Disable selected projects")
+    @admin.action(description="Disable selected projects", permissions=["change"])
     def disable_projects(self, request: HttpRequest, queryset: QuerySet) -> None:
-        count = set_enabled(queryset, enabled=False)
+        count = set_enabled(queryset, enabled=False, actor=admin_actor(request))
         self.message_user(request, f"Disabled {count} project(s).", messages.SUCCESS)
 
 
-def set_enabled(queryset: QuerySet, *, enabled: bool) -> int:
-    project_ids = list(queryset.values_list("pk", flat=True))
+def set_enabled(queryset: QuerySet, *, enabled: bool, actor: Actor) -> int:
+    befores = {project.pk: snapshot(project) for project in queryset}
+    project_ids = list(befores)
     count = Project.objects.filter(pk__in=project_ids).update(enabled=enabled)
+    for project in Project.objects.filter(pk__in=project_ids):
+        record(project, befores[project.pk], actor=actor)
     projects_bulk_changed.send(sender=Project, project_ids=project_ids)
     return count
 
@@ -248,7 +259,7 @@ class CappedCountPaginator(Paginator):
 
 
 @admin.register(PollResultRow)
-class PollResultAdmin(admin.ModelAdmin):
+class PollResultAdmin(TeamScopedAdmin):
     list_display = [
         "polled_at",
         "project",
@@ -261,7 +272,7 @@ class PollResultAdmin(admin.ModelAdmin):
     # Rows have no page of their own (see PollResultRow) and no actions.
     list_display_links = None
     actions = None
-    list_filter = ["status", "project"]
+    list_filter = ["status", ("project", admin.RelatedOnlyFieldListFilter)]
     list_select_related = ["project"]
     date_hierarchy = "polled_at"
     paginator = CappedCountPaginator
@@ -348,7 +359,7 @@ class HousekeepingRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(Tag)
-class TagAdmin(admin.ModelAdmin):
+class TagAdmin(TeamScopedAdmin):
     list_display = ["name", "color", "project_count"]
     search_fields = ["name"]
 
@@ -381,3 +392,6 @@ class RegionAdmin(admin.ModelAdmin):
         self, request: HttpRequest, obj: Region | None = None
     ) -> bool:
         return False
+
+
+from projects.teams import admin as teams_admin  # noqa: E402, F401

@@ -4,6 +4,7 @@ from django import forms
 from django.utils import timezone
 
 from projects.models import DEFAULT_INTERVAL, NotificationChannel, Project
+from projects.teams.forms import TeamValidatedForm
 
 # Left out of a submitted form, these keep their defaults, so forms and
 # scripts written before these options existed still save.
@@ -20,7 +21,7 @@ DEFAULTED_FIELDS = (
 HEARTBEAT_RESTARTS = {"kind", "interval", "interval_unit", "grace_seconds", "enabled"}
 
 
-class ProjectForm(forms.ModelForm):
+class ProjectForm(TeamValidatedForm):
     """The one form for editing a project; the model holds the rules."""
 
     # A declared field loses the model's default as its initial value, and
@@ -84,8 +85,17 @@ class ProjectForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        if not self.instance.pk and "channels" not in self.initial:
-            defaults = NotificationChannel.objects.filter(is_default=True)
+        team_id = self.instance.team_id
+        # Only the project's own team's channels and tags, to offer or accept.
+        for name in ("channels", "tags"):
+            if name in self.fields and hasattr(self.fields[name], "queryset"):
+                field = self.fields[name]
+                field.queryset = field.queryset.filter(team_id=team_id)
+        # The caller's initial, not the instance's: a new instance has none.
+        if not self.instance.pk and "channels" not in (kwargs.get("initial") or {}):
+            defaults = NotificationChannel.objects.filter(
+                is_default=True, team_id=team_id
+            )
             self.initial["channels"] = list(defaults.values_list("pk", flat=True))
         # A view-only admin form has no editable fields at all.
         for name in DEFAULTED_FIELDS:

@@ -15,7 +15,7 @@ from operator import or_
 from django.db import connection
 from django.db.models import Q
 
-from projects.models import MaintenanceWindow
+from projects.models import MaintenanceWindow, Project
 
 Span = tuple[datetime, datetime]
 
@@ -42,15 +42,18 @@ class MaintenanceSchedule:
             | Q(starts_at__lte=end, ends_at__gt=start)
         )
         until = end + timedelta(microseconds=1)
-        spans, everywhere = {}, set()
+        spans, team_wide = {}, {}
         for window in candidates:
             found = list(window.occurrences(start, until))
             if found:
                 spans[window.pk] = found
                 if window.all_projects:
-                    everywhere.add(window.pk)
+                    team_wide[window.pk] = window.team_id
+        everywhere = _install_wide(team_wide)
         chosen = [pk for pk in spans if pk not in everywhere]
-        return cls(spans, everywhere=everywhere, members=_members(chosen))
+        members = _members(chosen)
+        members.update(_team_members(team_wide, exclude=everywhere))
+        return cls(spans, everywhere=everywhere, members=members)
 
     @property
     def empty(self) -> bool:
@@ -118,6 +121,28 @@ def _any_candidates(start: datetime, end: datetime) -> bool:
             [MaintenanceWindow.Repeat.WEEKLY.value, adapt(end), adapt(start)],
         )
         return cursor.fetchone() is not None
+
+
+def _install_wide(team_wide: dict[int, int]) -> set[int]:
+    """The "all projects" windows whose team owns every project: they cover
+    everything, and need no list of ids (the case of a one-team install)."""
+    teams = set(team_wide.values())
+    if len(teams) != 1 or Project.objects.exclude(team_id__in=teams).exists():
+        return set()
+    return set(team_wide)
+
+
+def _team_members(team_wide: dict[int, int], *, exclude: set[int]) -> dict:
+    """{window id: its team's project ids} for the other "all projects"
+    windows: all of its own team's projects, never another team's."""
+    wanted = {pk: team for pk, team in team_wide.items() if pk not in exclude}
+    if not wanted:
+        return {}
+    by_team = defaultdict(set)
+    rows = Project.objects.filter(team_id__in=set(wanted.values()))
+    for team, project in rows.values_list("team_id", "pk"):
+        by_team[team].add(project)
+    return {pk: by_team[team] for pk, team in wanted.items()}
 
 
 def _members(window_ids: list[int]) -> dict[int, set[int]]:

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from projects.models import MaintenanceWindow
 from projects.models.maintenance import WEEKDAYS
+from projects.teams.admin_scoping import TeamScopedAdmin
 
 ONCE_FIELDS = ("starts_at", "ends_at")
 WEEKLY_FIELDS = ("weekdays", "start_time", "end_time")
@@ -51,7 +52,7 @@ class MaintenanceWindowForm(forms.ModelForm):
 
 
 @admin.register(MaintenanceWindow)
-class MaintenanceWindowAdmin(admin.ModelAdmin):
+class MaintenanceWindowAdmin(TeamScopedAdmin):
     form = MaintenanceWindowForm
     list_display = ["name", "schedule_display", "scope", "enabled", "active_now"]
     list_filter = ["enabled", "repeat", "all_projects"]

@@ -21,6 +21,7 @@ from projects.models import (
 )
 from projects.models.project import new_badge_key
 from projects.status_updates import StatusUpdateForm, post_update
+from projects.teams.admin_scoping import TeamScopedAdmin, TeamScopedInline
 
 BADGES = (
     "status.svg",
@@ -47,7 +48,10 @@ class BadgeAdminMixin:
             ((f"/badge/{project.badge_key}/{name}",) for name in BADGES),
         )
 
-    @admin.action(description="Regenerate badge keys (old badge URLs stop working)")
+    @admin.action(
+        description="Regenerate badge keys (old badge URLs stop working)",
+        permissions=["change"],
+    )
     def regenerate_badge_keys(self, request: HttpRequest, queryset: QuerySet) -> None:
         count = 0
         for pk in queryset.values_list("pk", flat=True):
@@ -58,7 +62,7 @@ class BadgeAdminMixin:
         )
 
 
-class SectionInline(admin.StackedInline):
+class SectionInline(TeamScopedInline, admin.StackedInline):
     model = StatusPageSection
     extra = 0
     fields = ["name", "position", "projects", "tag"]
@@ -66,7 +70,7 @@ class SectionInline(admin.StackedInline):
 
 
 @admin.register(StatusPage)
-class StatusPageAdmin(admin.ModelAdmin):
+class StatusPageAdmin(TeamScopedAdmin):
     list_display = ["title", "slug", "visibility", "custom_domain", "page_link"]
     prepopulated_fields = {"slug": ["title"]}
     inlines = [SectionInline]
@@ -101,7 +105,7 @@ class StatusPageAdmin(admin.ModelAdmin):
         StatusPage.objects.filter(pk=form.instance.pk).update(updated_at=timezone.now())
 
 
-class StatusUpdateInline(admin.StackedInline):
+class StatusUpdateInline(TeamScopedInline, admin.StackedInline):
     model = StatusUpdate
     form = StatusUpdateForm
     extra = 1
@@ -113,7 +117,7 @@ class StatusUpdateInline(admin.StackedInline):
 
 
 @admin.register(Incident)
-class IncidentAdmin(admin.ModelAdmin):
+class IncidentAdmin(TeamScopedAdmin):
     """Downtime and certificate incidents are the writer's: people add
     updates to them. Manual incidents are written here."""
 
@@ -135,6 +139,8 @@ class IncidentAdmin(admin.ModelAdmin):
         return ["project", "kind", "started_at", "resolved_at", "first_error"]
 
     def has_delete_permission(self, request, obj=None) -> bool:
+        if not super().has_delete_permission(request, obj):
+            return False
         return obj is None or obj.kind == Incident.Kind.MANUAL
 
     def save_model(self, request, obj: Incident, form, change) -> None:
@@ -156,9 +162,12 @@ class IncidentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Subscriber)
-class SubscriberAdmin(admin.ModelAdmin):
+class SubscriberAdmin(TeamScopedAdmin):
     list_display = ["__str__", "page", "confirmed_at", "created_at"]
-    list_filter = ["page", ("confirmed_at", admin.EmptyFieldListFilter)]
+    list_filter = [
+        ("page", admin.RelatedOnlyFieldListFilter),
+        ("confirmed_at", admin.EmptyFieldListFilter),
+    ]
     fields = ["page", "email", "webhook_url", "confirmed_at", "created_at"]
     readonly_fields = ["created_at"]
     search_fields = ["email"]

@@ -95,6 +95,7 @@ def _channel_for(subscriber: Subscriber) -> NotificationChannel:
         kind=kind,
         url=subscriber.email or subscriber.webhook_url,
         is_default=False,
+        team_id=subscriber.page.team_id,  # the page's team sees its deliveries
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import queue
 
 from polling.engine.executor import Executor
+from polling.engine.handoff import TaskQueue
 from polling.engine.probe import make_handle, make_transfers, poll_steps, probe
 from polling.engine.stats import PollStats
 from polling.engine.types import Outcome, Task
@@ -14,7 +15,7 @@ from polling.engine.types import Outcome, Task
 
 class ExecutorProbe:
     def __init__(self, **transfer_options) -> None:
-        self._tasks: queue.Queue = queue.Queue()
+        self._tasks = TaskQueue(100)
         self._results: queue.Queue = queue.Queue()
         self._executor = Executor(
             self._tasks,

@@ -61,7 +61,7 @@ def page(seeded, tmp_path, live_server):
             ),
         )
         page.goto(f"{live_server.url}/admin/login/")
-        page.fill("#id_username", "watcher")
+        page.fill("#id_login", "watcher")
         page.fill("#id_password", PASSWORD)
         page.click("input[type=submit]")
         page.wait_for_url(f"{live_server.url}/admin/")

@@ -72,7 +72,7 @@ def page(browser_context, live_server):
     page.requests = []
     page.on("request", lambda request: page.requests.append(request.url))
     page.goto(f"{live_server.url}/")
-    page.fill("#id_username", "watcher")
+    page.fill("#id_login", "watcher")
     page.fill("#id_password", PASSWORD)
     page.click("input[type=submit]")
     page.wait_for_url(f"{live_server.url}/")

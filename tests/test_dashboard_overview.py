@@ -43,7 +43,7 @@ def test_it_asks_for_a_login_first(client):
     response = client.get(URL)
 
     assert response.status_code == 302
-    assert response.url == f"{reverse('admin:login')}?next={URL}"
+    assert response.url == f"{reverse('account_login')}?next={URL}"
 
 
 def test_it_shows_each_state_and_counts_them(
@@ -256,8 +256,9 @@ def test_a_page_costs_the_same_queries_for_5_or_60_projects(
     # the page's tags, uptime (the compaction boundary, rollups and the
     # first part-hour), heartbeats, and the banners' poller heartbeat and
     # monitor outage, the certificates expiring soon, and the notification
-    # channels (for the setup hints).
-    assert few == 15
+    # channels (for the setup hints), the current team and the user's teams
+    # (for the header's switcher).
+    assert few == 17
 
 
 def test_it_refreshes_itself(admin_client):

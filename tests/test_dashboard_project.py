@@ -35,7 +35,7 @@ def test_it_asks_for_a_login_first(client, make_project):
     response = client.get(url(make_project()))
 
     assert response.status_code == 302
-    assert response.url.startswith(reverse("admin:login"))
+    assert response.url.startswith(reverse("account_login"))
 
 
 def test_an_unknown_project_is_not_found(admin_client):
@@ -244,7 +244,7 @@ def test_a_filter_that_cannot_match_skips_the_query(
     project = make_project()
     add_polls(project, "dddd", end=now)
 
-    with django_assert_num_queries(14):
+    with django_assert_num_queries(16):
         response = admin_client.get(url(project, status="up"))
 
     assert response.context["history"] == []
@@ -266,8 +266,8 @@ def test_the_page_costs_the_same_queries_for_few_or_many_polls(
     # Session, user, maintenance windows, project, its tags, uptime (the compaction
     # boundary, rollups and part-hours), chart, outages, history,
     # deliveries, incidents, and the banners' poller heartbeat and monitor
-    # outage.
-    assert queries(busy) == 15
+    # outage, the current team and the user's teams (the header's switcher).
+    assert queries(busy) == 17
 
 
 def test_history_refuses_a_bad_cursor(admin_client, make_project, add_polls, now):

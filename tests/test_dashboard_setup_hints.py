@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from projects.dashboard.banners import setup_hints
-from projects.models import Incident, Notification
+from projects.models import Incident, Notification, Team
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +23,7 @@ CHANNELS = reverse("admin:projects_notificationchannel_changelist")
 
 
 def banner_kinds() -> list[str]:
-    return [banner.kind for banner in setup_hints()]
+    return [banner.kind for banner in setup_hints(team=Team.objects.first())]
 
 
 def test_an_empty_install_points_to_a_project_first(admin_client):
@@ -58,8 +58,9 @@ def test_without_a_default_channel_the_pages_warn(
 
 
 def test_the_overview_knows_whether_there_are_projects(django_assert_num_queries):
+    team = Team.objects.first()
     with django_assert_num_queries(1):
-        assert setup_hints(has_projects=False) == []
+        assert setup_hints(team=team, has_projects=False) == []
 
 
 def test_a_disabled_default_channel_does_not_count(make_channel):

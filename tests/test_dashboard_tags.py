@@ -89,6 +89,7 @@ def test_chip_text_is_black_or_white_by_luminance(background, text):
     assert chip_text_color(background) == text
 
 
+@pytest.mark.django_db  # a new tag asks for the install's first team
 def test_a_chip_never_puts_an_unchecked_colour_into_its_style():
     tag = Tag(name="web", color='red;background:url("x")')
 

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from polling.engine.executor import Executor
+from polling.engine.executor import IDLE_RETIRE_SECONDS, Executor
+from polling.engine.handoff import TaskQueue
 from polling.engine.probe import make_transfers, poll_steps
 from polling.engine.stats import PollStats
 from polling.engine.types import Target, Task
@@ -19,7 +20,7 @@ class Harness:
 
     def __init__(self, server, *, limit: int, results_size: int = 0, **options) -> None:
         self.server = server
-        self.tasks: queue.Queue = queue.Queue()
+        self.tasks = TaskQueue(10_000)
         self.results: queue.Queue = queue.Queue(results_size)
         self.finished: list[int] = []
         self.stats = PollStats()
@@ -160,18 +161,84 @@ def test_one_thread_keeps_many_polls_in_flight(harness):
     assert all(o.up for o in h.outcomes(20))
 
 
-def test_the_worker_threads_follow_the_limit(harness):
-    h = harness(limit=5, polls_per_thread=2)
+def test_worker_threads_start_as_polls_need_them_and_retire_when_idle(harness):
+    h = harness(limit=5, polls_per_thread=2, idle_retire_seconds=0)
     h.executor.start()
+    assert h.executor.threads == 1  # not one per two slots of the limit
+    for project_id in range(5):
+        h.submit(project_id, "/delay/500")
+    h.wait_for_in_flight(5)
     assert h.executor.threads == 3
+    assert len(h.outcomes(5)) == 5
+    wait_until(lambda: h.executor.threads == 1)  # the last one stays
     h.executor.scale_to(2)
-    wait_until(lambda: h.executor.threads == 1)
-    h.executor.scale_to(4)
-    assert h.executor.threads == 2
-    for project_id in range(4):
+    for project_id in range(5, 8):
         h.submit(project_id, "/delay/300")
-    h.wait_for_in_flight(4)
-    assert len(h.outcomes(4)) == 4
+    h.wait_for_in_flight(2)
+    assert h.executor.threads == 1
+    assert len(h.outcomes(3)) == 3
+
+
+def test_thousands_of_slots_start_only_the_threads_the_polls_need(harness):
+    h = harness(limit=2000)
+    h.executor.start()
+    for project_id in range(120):
+        h.submit(project_id, "/delay/1000")
+    h.wait_for_in_flight(120)
+    assert h.executor.threads == 3  # 120 polls at 50 a thread, of 40 allowed
+    assert h.executor.threads_started == 3
+    assert all(o.up for o in h.outcomes(120))
+
+
+def recording_waits(timeouts: list):
+    """make_transfers(), noting the timeout of every wait on the sockets."""
+
+    def make():
+        transfers = make_transfers()
+        wait = transfers.wait
+
+        def recorded(timeout):
+            timeouts.append(timeout)
+            return wait(timeout)
+
+        transfers.wait = recorded
+        return transfers
+
+    return make
+
+
+def test_an_idle_executor_with_2000_slots_sleeps_until_a_task_comes(harness):
+    timeouts = []
+    h = harness(limit=2000, make_transfers=recording_waits(timeouts))
+    h.executor.start()
+    wait_until(lambda: len(timeouts) == 1)
+    # One thread, asleep on its sockets and doorbell: it wakes only to see
+    # whether it may retire (it is the last one, so it may not).
+    assert timeouts == [IDLE_RETIRE_SECONDS]
+    assert (h.executor.threads, h.executor.turns, h.tasks.waiting) == (1, 1, 1)
+    h.submit(1, "/ok")
+    [outcome] = h.outcomes(1)
+    assert outcome.up
+    # The task rang the sleeping worker's doorbell once, and the poll
+    # woke it only for its own socket events: no wait with a short timeout.
+    assert h.executor.doorbell_rings == 1
+    assert set(timeouts[1:]) <= {None, IDLE_RETIRE_SECONDS}
+    assert h.executor.turns <= 8
+
+
+def test_polls_waiting_on_a_slow_server_cost_turns_per_event_not_per_tick(harness):
+    timeouts = []
+    h = harness(limit=2000, make_transfers=recording_waits(timeouts))
+    h.executor.start()
+    wait_until(lambda: h.tasks.waiting == 1)
+    for project_id in range(20):
+        h.submit(project_id, "/delay/1500")
+    assert all(o.up for o in h.outcomes(20))
+    # A worker used to look at the queue every 10 ms while its polls
+    # waited: 150 turns in these 1.5 s. Now it wakes for sockets and tasks.
+    assert h.executor.turns < 80
+    assert None in timeouts
+    assert all(timeout is None or timeout >= 1 for timeout in timeouts)
 
 
 def test_polls_in_flight_go_on_while_the_result_queue_is_full(harness):
@@ -215,3 +282,27 @@ def test_a_worker_that_fails_gives_up_its_polls_and_goes_on(harness, caplog):
     assert h.executor.in_flight == 0
     assert len(failures) == 1
     assert "A poll worker failed" in caplog.text
+
+
+def test_a_worker_that_cannot_start_leaves_the_polls_to_the_others(
+    harness, monkeypatch, caplog
+):
+    start = threading.Thread.start
+
+    def only_the_first_worker(thread):
+        if (
+            thread.name.startswith("poller-worker-")
+            and thread.name != "poller-worker-1"
+        ):
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", only_the_first_worker)
+    h = harness(limit=6, polls_per_thread=2)
+    h.executor.start()
+    for project_id in range(6):
+        h.submit(project_id, "/delay/200")
+    assert all(o.up for o in h.outcomes(6))
+    assert h.executor.threads == 1
+    # Tried once, then not again at every task for a while.
+    assert caplog.text.count("Could not start poll worker 2") == 1

@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from polling.engine.handoff import TaskQueue
+from polling.engine.wakeup import Doorbell
 
 
 def counting_wakeups(tasks: TaskQueue) -> list[int]:
@@ -83,3 +84,51 @@ def test_a_blocked_producer_gets_every_item_through():
     producer.join(5)
     assert received == items
     assert not producer.is_alive()
+
+
+def test_a_put_rings_the_worker_that_waited_last_and_only_one():
+    tasks = TaskQueue(10)
+    first, last = Doorbell(), Doorbell()
+    assert tasks.take(5, first, pass_on=True) == ([], False)
+    assert tasks.take(5, last, pass_on=True) == ([], False)
+    assert tasks.waiting == 2
+    for item in "abc":
+        tasks.put(item)
+    # One wake-up for the burst, for the worker most likely busy already.
+    assert (first.rings, last.rings) == (0, 1)
+    # It has room for two: the rest goes to the other worker.
+    assert tasks.take(2, last, pass_on=True) == (["a", "b"], False)
+    assert first.rings == 1
+    assert tasks.take(5, first, pass_on=True) == (["c"], False)
+    assert tasks.waiting == 1  # `first` emptied it with room left
+
+
+def test_tasks_no_worker_waits_for_are_reported_once_a_put():
+    tasks = TaskQueue(10)
+    calls = []
+    tasks.on_unattended = lambda: calls.append(tasks.qsize())
+    tasks.put("a")
+    assert calls == [1]
+    bell = Doorbell()
+    # A full worker leaves tasks behind that no one was rung for.
+    tasks.put("b")
+    assert tasks.take(1, bell, pass_on=True) == (["a"], True)
+    # With every slot taken it passes nothing on: the worker that frees
+    # one takes the next task.
+    assert tasks.take(0, bell, pass_on=False) == ([], False)
+
+
+def test_a_worker_that_ends_hands_its_wake_up_on():
+    tasks = TaskQueue(10)
+    staying, ending = Doorbell(), Doorbell()
+    tasks.take(5, staying, pass_on=True)
+    tasks.take(5, ending, pass_on=True)
+    tasks.put("a")
+    assert (staying.rings, ending.rings) == (0, 1)
+    assert tasks.leave(ending) is False  # a task is queued: stay and take it
+    tasks.forget(ending)
+    assert staying.rings == 1
+    assert tasks.take(5, staying, pass_on=True) == (["a"], False)
+    assert tasks.leave(staying) is True
+    tasks.put("b")
+    assert staying.rings == 1  # no longer waiting: not rung

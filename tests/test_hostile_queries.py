@@ -26,18 +26,22 @@ from django.utils import timezone
 
 from projects.incidents.links import acknowledge_token
 from projects.models import (
+    AuditEntry,
     DeliveryAttempt,
     HousekeepingRun,
     Incident,
     MaintenanceWindow,
+    Membership,
     Notification,
     NotificationChannel,
     PollResult,
     PollResultRow,
     Project,
     Region,
+    Role,
     Status,
     Tag,
+    Team,
 )
 
 pytestmark = pytest.mark.django_db
@@ -131,6 +135,21 @@ class World:
         self.viewer.user_permissions.set(
             Permission.objects.filter(codename__startswith="view_")
         )
+        # Roles, not permissions, open a team's objects (docs/teams.md).
+        membership = Membership.objects.create(
+            user=self.viewer, team=self.project.team, role=Role.VIEWER
+        )
+        self.objects[Team] = self.project.team
+        self.objects[Membership] = membership
+        self.objects[AuditEntry] = AuditEntry.objects.create(
+            team=self.project.team,
+            actor_name="root",
+            via="admin",
+            object_type="projects.project",
+            object_id=str(self.project.pk),
+            object_repr="p",
+            action="changed",
+        )
 
     def object_of(self, route: str):
         app_label, model_name = route.split("/")[1:3]
@@ -139,7 +158,8 @@ class World:
             for m in admin.site._registry
             if (m._meta.app_label, m._meta.model_name) == (app_label, model_name)
         )
-        return self.objects[model]
+        # Models of other apps (sign-in's) with no row: any id will do.
+        return self.objects.get(model) or model._default_manager.first()
 
     def urls(self, route: str) -> list[str]:
         """A URL with real values, and one with hostile ones, for a route."""
@@ -169,7 +189,8 @@ class World:
         if route.startswith("admin/r/"):
             return str(self.project.pk)
         if route.startswith("admin/"):
-            return quote(str(self.object_of(route).pk))
+            obj = self.object_of(route)
+            return quote(str(obj.pk if obj is not None else 1))
         if route.startswith("incidents/"):
             return str(self.incident.pk)
         return str(self.project.pk)

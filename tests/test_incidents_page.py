@@ -117,5 +117,6 @@ def test_a_page_costs_the_same_queries_for_2_or_40_incidents(
 
     assert queries() == few
     # Session, user, poller heartbeat, monitor outage, page count, page,
-    # notification channels (for the setup hints).
-    assert few == 7
+    # notification channels (for the setup hints), the current team and the
+    # user's teams (the header's switcher).
+    assert few == 9

@@ -43,7 +43,7 @@ def test_task_queue_levels(depth, level):
 def test_it_needs_a_login(client, db):
     response = client.get(URL)
     assert response.status_code == 302
-    assert response["Location"].startswith(reverse("admin:login"))
+    assert response["Location"].startswith(reverse("account_login"))
 
 
 def test_it_shows_a_running_pollers_status(admin_client, running_poller):

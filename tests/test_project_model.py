@@ -174,7 +174,7 @@ def test_blank_headers_mean_no_headers():
 def test_names_are_unique(make_project):
     make_project(name="homepage")
     errors = form_errors(name="homepage")
-    assert errors == {"name": ["Project with this Name already exists."]}
+    assert errors == {"name": ["This team already has a project with this name."]}
 
 
 @pytest.mark.django_db
@@ -199,6 +199,7 @@ def test_model_clean_applies_the_same_rules_without_a_form():
         (2, "hours", 7200, "every 2 h"),
     ],
 )
+@pytest.mark.django_db  # a new project asks for the install's first team
 def test_interval_in_seconds_and_words(interval, unit, seconds, display):
     project = Project(interval=interval, interval_unit=unit)
     assert project.interval_seconds == seconds

@@ -19,6 +19,7 @@ from django.urls import reverse
 from polling.receivers import MAX_SYNC_CALLS, sync_projects
 from projects.admin import set_enabled
 from projects.models import PollResult, Project
+from projects.teams.audit import Actor
 from tests.factories import project_form, quick_projects
 from tests.waiting import wait_until
 
@@ -81,7 +82,9 @@ def test_bulk_changes_sync_every_changed_project(
 ):
     projects = [make_project() for _ in range(3)]
     with django_capture_on_commit_callbacks() as callbacks:
-        set_enabled(Project.objects.all(), enabled=False)
+        set_enabled(
+            Project.objects.all(), enabled=False, actor=Actor("test", via="admin")
+        )
     assert calls(callbacks) == [
         ("sync_projects", (sorted(p.pk for p in projects),)),
     ]

@@ -177,7 +177,7 @@ def test_other_hosts_still_get_the_dashboard_at_the_root(client, settings):
     response = client.get("/", HTTP_HOST="monitor.example.com")
 
     assert response.status_code == 302
-    assert "/admin/login/" in response["Location"]
+    assert "/accounts/login/" in response["Location"]
 
 
 def test_a_section_takes_the_projects_of_its_tag(client):

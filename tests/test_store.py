@@ -10,7 +10,7 @@ from django.db import IntegrityError
 from polling.engine.types import Target
 from polling.engine.writer import ResultWriter
 from polling.store import DatabaseResultStore, iter_targets, load_target
-from projects.models import Incident, PollResult, Status
+from projects.models import Incident, PollResult, Status, Team
 from projects.rollups import rebuild_rollups
 from tests.factories import rollup_rows
 from tests.outcomes import T0, outcome
@@ -45,8 +45,22 @@ def test_iter_targets_yields_the_enabled_projects_as_targets(make_project):
             timeout_seconds=5,
             failure_threshold=4,
             recovery_threshold=2,
+            trusted=True,  # the Default team is the operator's own
         )
     ]
+
+
+def test_a_project_of_an_untrusted_team_is_an_untrusted_target(make_project):
+    guests = Team.objects.create(name="Guests", slug="guests")
+    ours = make_project()
+    theirs = make_project(team=guests)
+
+    assert load_target(ours.pk).trusted is True
+    assert load_target(theirs.pk).trusted is False
+    assert {t.project_id: t.trusted for t in iter_targets()} == {
+        ours.pk: True,
+        theirs.pk: False,
+    }
 
 
 def test_a_project_that_allows_insecure_redirects_tells_the_engine(make_project):

@@ -33,3 +33,5 @@ class PollerConfig:
     # gc.freeze() after each load of the projects (engine/collector.py):
     # for a process that is only a poller, as runpoller's is.
     freeze_after_load: bool = False
+    # Untrusted teams' polls never connect here (engine/blocked.py).
+    blocked_networks: tuple[str, ...] = ()

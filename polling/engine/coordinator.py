@@ -11,11 +11,12 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Protocol
 
 from polling.engine import collector, metrics
 from polling.engine import probe as probing
-from polling.engine.config import PollerConfig
+from polling.engine.config import MAX_CONCURRENT_LIMIT, PollerConfig
 from polling.engine.executor import Executor
 from polling.engine.handoff import TaskQueue
 from polling.engine.pacing import RELOAD_SHARE, Pacer, no_pause
@@ -109,7 +110,9 @@ class Coordinator:
             self._result_queue,
             limit=config.max_concurrent_http,
             poll=probing.poll_steps,
-            make_transfers=probing.make_transfers,
+            make_transfers=partial(
+                probing.make_transfers, blocked_networks=config.blocked_networks
+            ),
             on_finished=self._scheduler.poll_finished,
             stats=self._stats,
             may_poll=self._may_poll,
@@ -352,6 +355,14 @@ class Coordinator:
 
     def status(self) -> PollerStatus:
         lag_p50, lag_p99, lag_max = self._stats.lag_percentiles(50, 99, 100)
+        slots = self._executor.slot_report()
+        suggested = None
+        if slots.delaying():  # only then is the sum over every project worth it
+            suggested = slots.suggested_limit(
+                self._executor.limit,
+                self._scheduler.polls_per_second(),
+                MAX_CONCURRENT_LIMIT,
+            )
         uptime = (
             0.0 if self._started_at is None else time.monotonic() - self._started_at
         )
@@ -383,6 +394,11 @@ class Coordinator:
             shards_held=len(self._ownership.shards),
             shard_count=self._ownership.count,
             lease_statements=self._lease_statements(),
+            worker_threads=self._executor.threads,
+            slots_all_busy_share=round(slots.all_busy_share, 3),
+            slot_wait_mean_ms=_ms(slots.waited_mean_seconds),
+            slot_wait_max_ms=_ms(slots.waited_max_seconds),
+            suggested_max_concurrent_http=suggested,
         )
 
     def metrics_text(self) -> bytes:

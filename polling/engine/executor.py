@@ -11,25 +11,31 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from polling.engine.handoff import TaskQueue
 from polling.engine.probe import PollSteps, crashed, resume
+from polling.engine.slots import SlotReport, SlotUsage
 from polling.engine.stats import PollStats
 from polling.engine.transfers import Transfers
 from polling.engine.transport import TransferError, Transport
 from polling.engine.types import Outcome, Task
+from polling.engine.wakeup import Doorbell
 
 logger = logging.getLogger(__name__)
 
-_STOP = object()  # one per worker on shutdown
-_RETIRE = object()  # wakes an idle worker after scale_to() lowers the limit
-PUT_RETRY_SECONDS = 0.2
 # The most polls one worker thread keeps in flight. One thread drives
 # them all on one CurlMulti, so a poll costs one turn of its loop instead
 # of a thread's GIL hand-offs and queue locks.
 POLLS_PER_THREAD = 50
-# How long a busy worker waits on its sockets before it looks for new
-# tasks again: the longest a task waits behind a worker whose polls are
-# all waiting on slow servers.
-WAIT_SECONDS = 0.01
+# A worker with nothing to do for this long ends (one is always kept):
+# threads are started when the polls in flight need them, not for every
+# slot the limit allows.
+IDLE_RETIRE_SECONDS = 30.0
+# After a worker thread could not be started, how long to go on with the
+# others before trying again.
+GROW_RETRY_SECONDS = 10.0
+# How often a worker holding outcomes (the result queue full: the
+# database is slow) tries to queue them again.
+HELD_RETRY_SECONDS = 0.05
 
 
 class _Poll:
@@ -56,11 +62,17 @@ class Executor:
     outcome, in its slot, until there is room, and goes on with its other
     polls meanwhile: a slow database slows polling down instead of losing
     results, and never makes a poll in flight wait past its timeout.
+
+    Slots not in use cost nothing: a worker sleeps in one epoll wait until
+    a socket is ready, libcurl's next deadline, or the task queue rings its
+    doorbell (handoff.py); one worker runs at first, another starts only
+    when every running one is full, and one idle for `idle_retire_seconds`
+    ends. The limit is only a ceiling.
     """
 
     def __init__(
         self,
-        task_queue: queue.Queue,
+        task_queue: TaskQueue,
         result_queue: queue.Queue,
         *,
         limit: int,
@@ -70,7 +82,11 @@ class Executor:
         stats: PollStats,
         may_poll: Callable[[Task], bool] = lambda task: True,
         polls_per_thread: int = POLLS_PER_THREAD,
+        idle_retire_seconds: float = IDLE_RETIRE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        if not isinstance(task_queue, TaskQueue):
+            raise TypeError("the executor's task queue must be a handoff.TaskQueue")
         self._tasks = task_queue
         self._results = result_queue
         self._limit = limit
@@ -80,20 +96,28 @@ class Executor:
         self._stats = stats
         self._may_poll = may_poll
         self._polls_per_thread = polls_per_thread
+        self._idle_retire_seconds = idle_retire_seconds
+        self._clock = clock
         self._lock = threading.Lock()
-        self._slot_freed = threading.Condition(self._lock)
-        self._workers: set[threading.Thread] = set()
-        self._to_retire = 0
-        self._share = 0  # the most polls one worker may hold
-        # Slots taken: polls in flight, and idle workers waiting for a task.
+        self._workers: dict[threading.Thread, _Worker] = {}
+        self._share = min(polls_per_thread, limit)  # the most polls one worker holds
+        # Slots taken: polls in flight, and outcomes held for the result queue.
         self._claimed = 0
         self._in_flight = 0
         self._names = iter(range(1, 1 << 62))
         self._stopping = False
+        self._ended_turns = 0  # of workers that have ended
+        self._ended_rings = 0
+        self._started_threads = 0
+        self._grow_again_at = -math.inf
         # Outcomes handed to the result queue, and tasks let go because
         # this poller no longer owned them (see Ownership).
         self.results_queued = 0
         self.disowned = 0
+        # Whether the limit, not the targets, delays polls (slots.py).
+        self._slots = SlotUsage(clock=clock)
+        task_queue.on_unattended = self._grow_if_full
+        task_queue.on_taken = self._slots.taken
 
     @property
     def limit(self) -> int:
@@ -108,17 +132,40 @@ class Executor:
         """How many worker threads are running."""
         return len(self._workers)
 
+    @property
+    def threads_started(self) -> int:
+        """Worker threads started so far, the first one included."""
+        return self._started_threads
+
+    @property
+    def turns(self) -> int:
+        """Turns of the workers' loops so far: each is one wait on their
+        sockets and doorbell, and what woke it."""
+        with self._lock:
+            workers = list(self._workers.values())
+        return self._ended_turns + sum(worker.turns for worker in workers)
+
+    @property
+    def doorbell_rings(self) -> int:
+        """Times a worker was woken because a task arrived for it."""
+        with self._lock:
+            workers = list(self._workers.values())
+        return self._ended_rings + sum(worker.doorbell.rings for worker in workers)
+
+    def slot_report(self) -> SlotReport:
+        """How busy the slots were over the last minute."""
+        with self._lock:
+            return self._slots.report()
+
     def start(self) -> None:
-        """Start the workers. Raises RuntimeError, naming how far it got,
-        when a thread cannot be started; the workers already started keep
-        running until stop()."""
-        try:
-            self.scale_to(self._limit)
-        except RuntimeError as error:
-            raise RuntimeError(
-                f"could not start worker thread {len(self._workers) + 1} of "
-                f"{self._threads_for(self._limit)} ({error})"
-            ) from error
+        """Start the first worker; more start as the polls in flight need
+        them. Raises RuntimeError when the thread cannot be started."""
+        with self._lock:
+            try:
+                self._start_worker()
+            except RuntimeError as error:
+                message = f"could not start worker thread 1 ({error})"
+                raise RuntimeError(message) from error
 
     def scale_to(self, limit: int) -> None:
         """Change how many polls may run at once. Running polls finish;
@@ -129,22 +176,12 @@ class Executor:
             if self._stopping:
                 raise RuntimeError("cannot scale an executor that is stopping")
             self._limit = limit
-            wanted = self._threads_for(limit)
-            self._share = math.ceil(limit / wanted)
-            self._slot_freed.notify_all()
-            alive = len(self._workers) - self._to_retire
-            for _ in range(wanted - alive):
-                if self._to_retire:
-                    self._to_retire -= 1
-                else:
-                    self._start_worker()
-            retire = max(alive - wanted, 0)
-            self._to_retire += retire
-        for _ in range(retire):
-            try:
-                self._tasks.put_nowait(_RETIRE)
-            except queue.Full:
-                break  # busy workers retire once their polls are done
+            self._share = min(self._polls_per_thread, limit)
+            self._slots.all_busy(self._claimed >= limit)
+        # Workers look again: at room they now have, or at whether they
+        # are one too many.
+        self._ring_all()
+        self._grow_if_full()
 
     def stop(self, timeout: float | None = None) -> int:
         """Drop tasks not yet started, let running polls finish, and join
@@ -153,33 +190,21 @@ class Executor:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             self._stopping = True
-            self._slot_freed.notify_all()
             workers = list(self._workers)
         dropped = self._drop_queued_tasks()
-        for _ in workers:
-            if not self._offer_stop(deadline):
-                break
+        self._ring_all()
         for worker in workers:
             worker.join(_left(deadline))
-        return dropped
+        return dropped + self._drop_queued_tasks()
 
-    def _threads_for(self, limit: int) -> int:
-        return math.ceil(limit / self._polls_per_thread)
+    def _max_threads(self) -> int:
+        return math.ceil(self._limit / self._polls_per_thread)
 
-    def _offer_stop(self, deadline: float | None) -> bool:
-        """Queue one stop sentinel; False if the deadline passed first (the
-        queue stays full while every worker is busy)."""
-        while True:
-            wait = PUT_RETRY_SECONDS
-            if deadline is not None:
-                wait = min(wait, deadline - time.monotonic())
-                if wait <= 0:
-                    return False
-            try:
-                self._tasks.put(_STOP, timeout=wait)
-                return True
-            except queue.Full:
-                continue
+    def _ring_all(self) -> None:
+        with self._lock:
+            workers = list(self._workers.values())
+        for worker in workers:
+            worker.doorbell.ring()
 
     def _drop_queued_tasks(self) -> int:
         dropped = 0
@@ -192,64 +217,130 @@ class Executor:
                 self._on_finished(item.target.project_id, None)
                 dropped += 1
 
+    def _grow_if_full(self) -> None:
+        """Tasks are queued and no worker was woken for them: start one more
+        worker if every running one is full and the limit allows it."""
+        if len(self._workers) >= self._max_threads():
+            return  # read without the lock: the common case, and cheap
+        with self._lock:
+            if (
+                self._stopping
+                or len(self._workers) >= self._max_threads()
+                or self._claimed >= self._limit
+                or self._claimed < len(self._workers) * self._share
+            ):
+                return  # a worker with room will take them on its next turn
+            if self._clock() < self._grow_again_at:
+                return
+            try:
+                self._start_worker()
+            except RuntimeError as error:
+                # Out of threads or memory: go on with the workers there
+                # are, and try again a while later rather than at every task.
+                self._grow_again_at = self._clock() + GROW_RETRY_SECONDS
+                logger.warning(
+                    "Could not start poll worker %d (%s); going on with %d",
+                    len(self._workers) + 1,
+                    error,
+                    len(self._workers),
+                )
+
     def _start_worker(self) -> None:
-        worker = threading.Thread(
+        """Start a worker thread. Caller holds the lock."""
+        thread = threading.Thread(
             target=self._work, name=f"poller-worker-{next(self._names)}", daemon=True
         )
-        worker.start()  # raises RuntimeError when the thread cannot start
-        self._workers.add(worker)
+        self._workers[thread] = _Worker(self)
+        try:
+            thread.start()  # raises RuntimeError when the thread cannot start
+        except RuntimeError:
+            del self._workers[thread]
+            raise
+        self._started_threads += 1
 
     # Shared by the workers -------------------------------------------------
 
     def _work(self) -> None:
+        worker = self._workers[threading.current_thread()]
         try:
-            _Worker(self, self._make_transfers()).run()
+            worker.run()
         finally:
             with self._lock:
-                self._workers.discard(threading.current_thread())
+                self._workers.pop(threading.current_thread(), None)
+                if not worker.counted:
+                    self._ended_turns += worker.turns
+                    self._ended_rings += worker.doorbell.rings
+                    worker.counted = True
+            self._tasks.forget(worker.doorbell)
+            worker.doorbell.close()
 
-    def _claim_or_leave(self) -> bool:
-        """Wait for a free slot and take it; False when the worker asking
-        should end instead (stopping, or one worker fewer wanted)."""
+    def _take(self, worker: _Worker, holding: int) -> tuple[list, bool]:
+        """The tasks a worker holding `holding` polls has room for, claimed;
+        registers it to be rung for the next task while it has room left.
+        Returns the tasks, and whether tasks were left unattended."""
         with self._lock:
-            while not self._stopping and not self._to_retire:
-                if self._claimed < self._limit:
-                    self._claimed += 1
-                    return True
-                self._slot_freed.wait()
+            if self._stopping:
+                return self._tasks.take(0, worker.doorbell, pass_on=False)
+            free = self._limit - self._claimed
+            room = max(min(self._share - holding, free), 0)
+            # Tasks this worker has no room for go to another worker only
+            # while slots are free: with every slot taken, the worker that
+            # frees one takes the next task itself, and ringing the others
+            # would only wake workers that cannot take it.
+            items, unattended = self._tasks.take(
+                room, worker.doorbell, pass_on=free > room
+            )
+            self._claimed += len(items)
+            if items and self._claimed >= self._limit:
+                self._slots.all_busy(True)
+            return items, unattended
+
+    def _may_end(self, worker: _Worker, idle_since: float) -> bool:
+        """Whether a worker with nothing in flight should end: stopping,
+        one worker too many for the limit, or idle long enough and not the
+        last one."""
+        with self._lock:
             if not self._stopping:
-                self._to_retire -= 1
-            return False
-
-    def _claim(self, holding: int) -> bool:
-        """Take a free slot, if any, for a worker holding `holding` polls."""
-        with self._lock:
-            if self._stopping or holding >= self._share or self._claimed >= self._limit:
-                return False
-            self._claimed += 1
+                surplus = len(self._workers) > self._max_threads()
+                rested = self._clock() - idle_since >= self._idle_retire_seconds
+                if not (surplus or (rested and len(self._workers) > 1)):
+                    return False
+                if not self._tasks.leave(worker.doorbell):
+                    return False
+            # Leaving the set now, so that two idle workers cannot both
+            # see the other one as the one that stays.
+            self._workers.pop(threading.current_thread(), None)
+            self._ended_turns += worker.turns
+            self._ended_rings += worker.doorbell.rings
+            worker.counted = True
             return True
 
     def _unclaim(self, *, polled: bool = False) -> None:
         with self._lock:
-            self._claimed -= 1
+            self._free_slot()
             if polled:
                 self._in_flight -= 1
-            self._slot_freed.notify()
+
+    def _free_slot(self) -> None:
+        """Caller holds the lock."""
+        if self._claimed == self._limit:
+            self._slots.all_busy(False)
+        self._claimed -= 1
 
     def _started(self) -> None:
         with self._lock:
             self._in_flight += 1
 
-    def _poll_ended(self) -> None:
+    def _poll_ended(self, seconds: float) -> None:
         with self._lock:
             self._in_flight -= 1
+            self._slots.ended(seconds)
 
     def _queued(self, outcome: Outcome) -> None:
         """An outcome reached the result queue: its slot is free."""
         with self._lock:
             self.results_queued += 1
-            self._claimed -= 1
-            self._slot_freed.notify()
+            self._free_slot()
         self._on_finished(outcome.project_id, outcome)
 
 
@@ -257,31 +348,43 @@ class _Worker:
     """One worker thread: its polls in flight on one Transfers, and the
     outcomes it holds while the result queue is full."""
 
-    def __init__(self, executor: Executor, transfers: Transfers) -> None:
+    def __init__(self, executor: Executor) -> None:
         self._executor = executor
-        self._tasks = executor._tasks
         self._results = executor._results
-        self._transfers = transfers
+        self._transfers: Transfers | None = None
         self._held: list[Outcome] = []
+        self.doorbell = Doorbell()
+        self.turns = 0
+        self.counted = False  # its turns are in the executor's total already
 
     def run(self) -> None:
+        executor = self._executor
+        self._transfers = self._new_transfers()
+        idle_since = executor._clock()
         try:
             while True:
                 try:
-                    if self._transfers or self._held:
-                        self._keep_busy()
-                    elif not self._wait_for_task():
+                    busy = bool(self._transfers) or bool(self._held)
+                    if not busy and executor._may_end(self, idle_since):
                         return
+                    self._turn()
+                    if busy and not (self._transfers or self._held):
+                        idle_since = executor._clock()
                 except Exception:
                     logger.exception("A poll worker failed; it starts afresh")
                     self._start_afresh()
         finally:
             self._abandon(self._transfers)
 
+    def _new_transfers(self) -> Transfers:
+        transfers = self._executor._make_transfers()
+        transfers.listen(self.doorbell)
+        return transfers
+
     def _start_afresh(self) -> None:
         """Give up the polls in flight (their projects are polled again at
         their next due time) and go on with new handles."""
-        transfers, self._transfers = self._transfers, self._executor._make_transfers()
+        transfers, self._transfers = self._transfers, self._new_transfers()
         self._abandon(transfers)
 
     def _abandon(self, transfers: Transfers) -> None:
@@ -291,43 +394,33 @@ class _Worker:
             executor._unclaim(polled=True)
             executor._on_finished(poll.task.target.project_id, None)
 
-    def _wait_for_task(self) -> bool:
-        """With nothing in flight: wait for a slot and a task, and start
-        it. False when this worker should end."""
-        if not self._executor._claim_or_leave():
-            return False
-        item = self._tasks.get()
-        if isinstance(item, Task):
-            self._start(item)
-            return True
-        self._executor._unclaim()
-        return item is not _STOP
-
-    def _keep_busy(self) -> None:
-        """One turn with polls in flight: take the tasks there is room
-        for, let libcurl work a while, move on the polls it is done with."""
+    def _turn(self) -> None:
+        """Take the tasks there is room for, sleep until a socket, libcurl's
+        timer, the doorbell (or, idle, the time to retire) wakes the
+        worker, and move on the polls libcurl is done with."""
+        self.turns += 1
         self._take_tasks()
-        for poll, code, message in self._transfers.wait(WAIT_SECONDS):
+        if self._held:
+            timeout = HELD_RETRY_SECONDS
+        elif self._transfers:
+            timeout = None  # libcurl's timer bounds it: every poll has a timeout
+        else:
+            timeout = self._executor._idle_retire_seconds
+        for poll, code, message in self._transfers.wait(timeout):
             self._exchange_ended(poll, code, message)
         if self._held:
-            self._hand_over(wait=0 if self._transfers else WAIT_SECONDS)
+            self._hand_over()
 
     def _take_tasks(self) -> None:
         executor = self._executor
-        while executor._claim(len(self._transfers) + len(self._held)):
-            try:
-                item = self._tasks.get_nowait()
-            except queue.Empty:
+        items, unattended = executor._take(self, len(self._transfers) + len(self._held))
+        for item in items:
+            if isinstance(item, Task):
+                self._start(item)
+            else:
                 executor._unclaim()
-                return
-            if not isinstance(item, Task):
-                # A sentinel meant to wake an idle worker: this one is
-                # busy, and reads the stopping and retiring flags itself.
-                executor._unclaim()
-                if item is _STOP:
-                    return
-                continue
-            self._start(item)
+        if unattended:
+            executor._grow_if_full()
 
     def _start(self, task: Task) -> None:
         """Start a task's poll in the slot claimed for it."""
@@ -374,7 +467,8 @@ class _Worker:
     def _finish(self, poll: _Poll, outcome: Outcome) -> None:
         executor = self._executor
         self._transfers.release(poll.transport)
-        executor._poll_ended()
+        duration = time.monotonic() - poll.started
+        executor._poll_ended(duration)
         logger.debug(
             "Polled project %s: %s %s %s ms %s",
             outcome.project_id,
@@ -383,23 +477,17 @@ class _Worker:
             outcome.response_time_ms,
             outcome.error,
         )
-        executor._stats.record(
-            outcome, duration_seconds=time.monotonic() - poll.started
-        )
+        executor._stats.record(outcome, duration_seconds=duration)
         self._held.append(outcome)
-        self._hand_over(wait=0)
+        self._hand_over()
 
-    def _hand_over(self, *, wait: float) -> None:
+    def _hand_over(self) -> None:
         """Queue the held outcomes, oldest first, as many as there is room
-        for, waiting up to `wait` seconds for room for each. A held
-        outcome keeps its slot until then."""
+        for. A held outcome keeps its slot until then."""
         held = self._held
         while held:
             try:
-                if wait > 0:
-                    self._results.put(held[0], timeout=wait)
-                else:
-                    self._results.put_nowait(held[0])
+                self._results.put_nowait(held[0])
             except queue.Full:
                 return
             self._executor._queued(held.pop(0))

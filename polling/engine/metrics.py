@@ -31,6 +31,33 @@ GAUGES = [
         "Shards of the projects this poller holds (1 of 1 when alone).",
     ),
     ("poller_shards", "shard_count", "Shards the projects fall into."),
+    ("poller_worker_threads", "worker_threads", "Worker threads running."),
+    (
+        "poller_slots_all_busy_ratio",
+        "slots_all_busy_share",
+        "Share of the last minute every slot (MAX_CONCURRENT_HTTP) was busy.",
+    ),
+    (
+        "poller_slot_wait_seconds",
+        "slot_wait_mean_seconds",
+        "Mean time due polls waited for a free slot over the last minute.",
+    ),
+    (
+        "poller_slot_wait_max_seconds",
+        "slot_wait_max_seconds",
+        "Longest time a due poll waited for a free slot over the last minute.",
+    ),
+    (
+        "poller_limit_delays_polls",
+        "limit_delays_polls",
+        "1 when the concurrency limit, not the targets, delays polls.",
+    ),
+    (
+        "poller_suggested_max_concurrent_http",
+        "suggested_limit",
+        "The MAX_CONCURRENT_HTTP that would let polls start on time; "
+        "the current limit when it does not delay them.",
+    ),
 ]
 COUNTERS = [
     ("poller_results_written", "results_written", "Results saved to the database."),
@@ -86,8 +113,10 @@ class PollerCollector:
         polls.add_metric(["up"], status.polls_up)
         polls.add_metric(["down"], status.polls_down)
         yield polls
+        values = _derived(status)
         for name, field, documentation in GAUGES:
-            yield GaugeMetricFamily(name, documentation, value=getattr(status, field))
+            value = values[field] if field in values else getattr(status, field)
+            yield GaugeMetricFamily(name, documentation, value=value)
         for name, field, documentation in COUNTERS:
             yield CounterMetricFamily(name, documentation, value=getattr(status, field))
         yield self._project_up()
@@ -103,6 +132,17 @@ class PollerCollector:
             if project_id in scheduled:
                 gauge.add_metric([str(project_id)], 1 if up else 0)
         return gauge
+
+
+def _derived(status: PollerStatus) -> dict[str, float]:
+    """Gauges computed from the status: seconds, and 0/1 for a flag."""
+    return {
+        "slot_wait_mean_seconds": status.slot_wait_mean_ms / 1000,
+        "slot_wait_max_seconds": status.slot_wait_max_ms / 1000,
+        "limit_delays_polls": 1 if status.limit_delays_polls else 0,
+        "suggested_limit": status.suggested_max_concurrent_http
+        or status.max_concurrent_http,
+    }
 
 
 def render(stats: PollStats) -> bytes:

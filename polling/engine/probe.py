@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import certifi
 
 from polling.engine import verdict
+from polling.engine.blocked import Taint, parse_networks
 from polling.engine.heartbeats import missed_ping
 from polling.engine.reasons import timed_out, transfer_reason
 from polling.engine.transfers import Transfers
@@ -64,26 +65,44 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
 def make_handle(
-    *, ca_bundle: str | None = None, resolve: Sequence[str] = ()
+    *,
+    ca_bundle: str | None = None,
+    resolve: Sequence[str] = (),
+    blocked_networks: Sequence[str] = (),
 ) -> Transport:
     """Build the long-lived handle of one worker thread.
 
     `ca_bundle` is a PEM file of the certificate authorities to trust
-    (default: certifi's); `resolve` overrides DNS, for tests.
+    (default: certifi's); `resolve` overrides DNS, for tests; untrusted
+    polls never connect to `blocked_networks`.
     """
-    return Transport(ca_bundle=ca_bundle or certifi.where(), resolve=resolve)
+    return Transport(
+        ca_bundle=ca_bundle or certifi.where(),
+        resolve=resolve,
+        blocked_networks=parse_networks(blocked_networks),
+    )
 
 
 def make_transfers(
-    *, ca_bundle: str | None = None, resolve: Sequence[str] = ()
+    *,
+    ca_bundle: str | None = None,
+    resolve: Sequence[str] = (),
+    blocked_networks: Sequence[str] = (),
 ) -> Transfers:
     """Build what one worker thread runs its polls on: many at once, over
-    shared connections, with the certificates it has read shared too."""
+    shared connections, with the certificates it has read shared too.
+    Untrusted polls never connect to `blocked_networks` (engine/blocked.py)."""
     certificates = {}
     ca_bundle = ca_bundle or certifi.where()
+    networks = parse_networks(blocked_networks)
+    taint = Taint()  # the connections are shared: so is what they reached
     return Transfers(
         lambda: Transport(
-            ca_bundle=ca_bundle, resolve=resolve, certificates=certificates
+            ca_bundle=ca_bundle,
+            resolve=resolve,
+            certificates=certificates,
+            blocked_networks=networks,
+            taint=taint,
         )
     )
 
@@ -227,7 +246,10 @@ def _connect(handle: Transport, task: Task, started_at: datetime) -> PollSteps:
     trace = _Trace()
     try:
         connection = yield handle.connecting(
-            host, port, timeout_ms=round(target.timeout_seconds * 1000)
+            host,
+            port,
+            timeout_ms=round(target.timeout_seconds * 1000),
+            trusted=target.trusted,
         )
     except TransferError as error:
         reason = transfer_reason(error, target.url, target.timeout_seconds)
@@ -303,6 +325,7 @@ def _first_request(target: Target) -> Request:
         body=target.body.encode(),
         verify_tls=target.verify_tls,
         keep_body=target.reads_body,
+        trusted=target.trusted,
     )
 
 

@@ -52,6 +52,8 @@ def transfer_reason(error: TransferError, url: str, timeout_seconds: float) -> s
     """The reason for a failed exchange with `url`, or "" when libcurl
     failed in a way not foreseen here."""
     code = error.code
+    if error.blocked:
+        return f"{error.blocked} is in a blocked network (POLL_BLOCKED_NETWORKS)"
     if code == pycurl.E_OPERATION_TIMEDOUT:
         return timed_out(timeout_seconds)
     if code in _REASONS:

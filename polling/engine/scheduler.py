@@ -301,6 +301,12 @@ class Scheduler:
     def project_count(self) -> int:
         return len(self._targets)
 
+    def polls_per_second(self) -> float:
+        """Regular polls due per second, over every project."""
+        with self._lock:
+            intervals = [target.interval_seconds for target in self._targets.values()]
+        return sum(1 / interval for interval in intervals if interval > 0)
+
     def project_ids(self) -> set[int]:
         with self._lock:
             return set(self._targets)

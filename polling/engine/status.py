@@ -52,6 +52,43 @@ class PollerStatus:
     # Statements run to share the projects with other pollers: lease
     # renewals and releases, and the writer's fence (one per batch).
     lease_statements: int = 0
+    # Worker threads running now: as many as the polls in flight need.
+    worker_threads: int = 0
+    # Over the last minute (engine/slots.py): the share of it every slot
+    # was busy (0-1), how long due polls waited in the queue for a worker
+    # (mean and longest), and, when the limit is what delays polls, the
+    # MAX_CONCURRENT_HTTP that would let them start on time.
+    slots_all_busy_share: float = 0.0
+    slot_wait_mean_ms: float = 0.0
+    slot_wait_max_ms: float = 0.0
+    suggested_max_concurrent_http: int | None = None
+
+    @property
+    def limit_delays_polls(self) -> bool:
+        """Whether the concurrency limit, not the targets, delays polls."""
+        return self.suggested_max_concurrent_http is not None
+
+    def limit_advice(self) -> str:
+        """What the limit does to polls, in one sentence."""
+        busy = f"{self.slots_all_busy_share * 100:.0f} %"
+        limit = self.max_concurrent_http
+        slots = "the 1 slot was" if limit == 1 else f"all {limit} slots were"
+        if not self.limit_delays_polls:
+            return (
+                f"The limit does not delay polls: {slots} busy {busy} of the "
+                "last minute."
+            )
+        if self.suggested_max_concurrent_http > self.max_concurrent_http:
+            remedy = f"set MAX_CONCURRENT_HTTP to {self.suggested_max_concurrent_http}"
+        else:
+            remedy = "run another poller (runpoller --processes, PostgreSQL)"
+        return (
+            f"The limit delays polls: {slots} busy {busy} of the last minute; "
+            "polls waited "
+            f"{self.slot_wait_mean_ms / 1000:.1f} s on average "
+            f"(at most {self.slot_wait_max_ms / 1000:.1f} s) for a free slot; "
+            f"{remedy}."
+        )
 
     @property
     def skipped_ticks(self) -> int:
@@ -91,4 +128,5 @@ class PollerStatus:
             f"{self.results_pending_write} waiting, "
             f"{self.results_rejected} rejected, "
             f"{self.skipped_ticks} skipped, lag p50/p99 {lag}"
+            + (f". {self.limit_advice()}" if self.limit_delays_polls else "")
         )

@@ -23,6 +23,7 @@ from typing import Generic, TypeVar
 import pycurl
 
 from polling.engine.transport import Exchange, Transport
+from polling.engine.wakeup import Doorbell
 
 Owner = TypeVar("Owner")
 
@@ -56,6 +57,8 @@ class Transfers(Generic[Owner]):
         self._epoll = select.epoll()
         self._watched: set[int] = set()
         self._timer_at: float | None = None
+        self._doorbell: Doorbell | None = None
+        self.rung = False  # whether the last wait() was ended by the doorbell
         self._multi = pycurl.CurlMulti()
         self._multi.setopt(pycurl.M_SOCKETFUNCTION, self._watch)
         self._multi.setopt(pycurl.M_TIMERFUNCTION, self._set_timer)
@@ -79,13 +82,26 @@ class Transfers(Generic[Owner]):
         self._multi.add_handle(exchange.curl)
         self._owners[exchange.curl] = owner
 
-    def wait(self, timeout: float) -> list[tuple[Owner, int, str]]:
-        """Let libcurl work until a socket is ready, its timer fires or
-        `timeout` seconds pass; returns the exchanges that ended."""
+    def listen(self, doorbell: Doorbell) -> None:
+        """Let wait() end, too, when `doorbell` rings (a task arrived)."""
+        self._doorbell = doorbell
+        self._epoll.register(doorbell.fileno(), select.EPOLLIN)
+
+    def wait(self, timeout: float | None) -> list[tuple[Owner, int, str]]:
+        """Let libcurl work until a socket is ready, its timer fires, the
+        doorbell rings or `timeout` seconds pass (None: no limit but
+        those); returns the exchanges that ended."""
         if self._timer_at is not None:
-            timeout = min(timeout, max(self._timer_at - self._clock(), 0.0))
+            left = max(self._timer_at - self._clock(), 0.0)
+            timeout = left if timeout is None else min(timeout, left)
         action = self._multi.socket_action
-        for fd, mask in self._epoll.poll(timeout):
+        doorbell = self._doorbell
+        self.rung = False
+        for fd, mask in self._epoll.poll(-1 if timeout is None else timeout):
+            if doorbell is not None and fd == doorbell.fileno():
+                doorbell.clear()
+                self.rung = True
+                continue
             action(fd, _curl_mask(mask))
         if self._timer_at is not None and self._clock() >= self._timer_at:
             self._timer_at = None

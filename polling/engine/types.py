@@ -54,6 +54,8 @@ class Target:
     # Whether a redirect from https may lead to plain http.
     allow_insecure_redirects: bool = False
     verify_tls: bool = True
+    # Its team is trusted: it may connect to POLL_BLOCKED_NETWORKS.
+    trusted: bool = False
     max_response_time_ms: int | None = None
     keyword: Keyword | None = None
     json_assertion: JsonAssertion | None = None

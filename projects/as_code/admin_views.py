@@ -18,7 +18,9 @@ from projects.as_code.apply import import_projects
 from projects.as_code.export import export_yaml
 from projects.as_code.plan import plan_import
 from projects.as_code.validation import InvalidFile, Problem
-from projects.models import Project
+from projects.models import Project, Role
+from projects.teams.audit import Actor
+from projects.teams.scoping import current_team, may
 
 TEMPLATE = "admin/projects/project/import_yaml.html"
 
@@ -41,17 +43,19 @@ def as_code_urls(site: admin.AdminSite) -> list[URLPattern]:
 
 
 def export_view(request: HttpRequest) -> HttpResponse:
-    if not _may(request, "view", "change"):
+    if not may(request, Role.VIEWER):
         raise PermissionDenied
-    response = HttpResponse(export_yaml(), content_type="application/yaml")
+    text = export_yaml(current_team(request))
+    response = HttpResponse(text, content_type="application/yaml")
     filename = f"projects-{timezone.now():%Y%m%d-%H%M%S}.yaml"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
 def import_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:
-    if not _may(request, "add", "change"):
+    if not may(request, Role.EDITOR):
         raise PermissionDenied
+    team = current_team(request)
     context = {
         **site.each_context(request),
         "opts": Project._meta,
@@ -68,17 +72,18 @@ def import_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:
         return render(request, TEMPLATE, context)
     try:
         if "apply" in request.POST:
-            plan = import_projects(text, prune=context["prune"])
+            plan = import_projects(
+                text,
+                prune=context["prune"],
+                team=team,
+                actor=Actor.of_user(request.user, via="import"),
+            )
             messages.success(request, f"Imported: {plan.summary()}.")
             return HttpResponseRedirect(reverse("admin:projects_project_changelist"))
-        context["plan"] = plan_import(text, prune=context["prune"])
+        context["plan"] = plan_import(text, prune=context["prune"], team=team)
     except InvalidFile as error:
         context["problems"] = error.problems
     return render(request, TEMPLATE, context)
-
-
-def _may(request: HttpRequest, *actions: str) -> bool:
-    return any(request.user.has_perm(f"projects.{a}_project") for a in actions)
 
 
 def _submitted_text(request: HttpRequest) -> tuple[str, Problem | None]:

@@ -11,12 +11,18 @@ import yaml
 
 from projects.as_code.schema import SECTIONS, VERSION, values_of, without_defaults
 from projects.as_code.validation import current_references
+from projects.models import Team
+from projects.models.teams import default_team
+from projects.teams.scoping import for_team
 
 
-def export_document() -> dict:
+def export_document(team: Team | None = None) -> dict:
+    """The file of `team`'s objects (the install's first team when None)."""
+    team = team or default_team()
     document: dict = {"version": VERSION}
     for section in SECTIONS:
         rows = section.model.objects.prefetch_related(*section.references)
+        rows = for_team(rows, team)
         entries = [
             without_defaults(
                 section, values_of(section, row, current_references(section, row))
@@ -27,8 +33,8 @@ def export_document() -> dict:
     return document
 
 
-def export_yaml() -> str:
-    return dump(export_document())
+def export_yaml(team: Team | None = None) -> str:
+    return dump(export_document(team))
 
 
 def dump(document: dict) -> str:

@@ -23,7 +23,9 @@ from projects.as_code.validation import (
     parse,
     shape_problems,
 )
-from projects.models import Project
+from projects.models import Project, Team
+from projects.models.teams import default_team
+from projects.teams.scoping import for_team
 
 NO_CHANNEL = (
     "No channel has this name. A channel's URL and secret are not in the "
@@ -66,9 +68,10 @@ class Plan:
         )
 
 
-def plan_import(text: str, *, prune: bool = False) -> Plan:
-    """The plan for importing `text`; raises InvalidFile naming every
-    invalid entry and field."""
+def plan_import(text: str, *, prune: bool = False, team: Team | None = None) -> Plan:
+    """The plan for importing `text` into `team` (the install's first team
+    when None); raises InvalidFile naming every invalid entry and field."""
+    team = team or default_team()
     document = parse(text)
     problems = [
         problem
@@ -77,12 +80,12 @@ def plan_import(text: str, *, prune: bool = False) -> Plan:
     ]
     if problems:
         raise InvalidFile(problems)
-    stored = {section.key: _stored(section) for section in SECTIONS}
+    stored = {section.key: _stored(section, team) for section in SECTIONS}
     known = _known_names(document, stored)
     plan, problems = Plan(), []
     for section in SECTIONS:
         for entry in document[section.key]:
-            result = _check(section, entry, stored[section.key], known)
+            result = _check(section, entry, stored[section.key], known, team)
             if isinstance(result, list):
                 problems.extend(result)
             elif result.old is None:
@@ -96,12 +99,12 @@ def plan_import(text: str, *, prune: bool = False) -> Plan:
     return plan
 
 
-def _stored(section: Section) -> dict[str, list[models.Model]]:
+def _stored(section: Section, team: Team) -> dict[str, list[models.Model]]:
     """The section's rows by name (a list: maintenance window names may
     repeat), with their many-to-many fields prefetched."""
     rows: dict[str, list[models.Model]] = {}
     queryset = section.model.objects.prefetch_related(*section.references)
-    for row in queryset:
+    for row in for_team(queryset, team):
         rows.setdefault(row.name, []).append(row)
     return rows
 
@@ -118,7 +121,7 @@ def _known_names(document: dict, stored: dict) -> dict[str, set[str]]:
 
 
 def _check(
-    section: Section, entry: dict, stored: dict, known: dict
+    section: Section, entry: dict, stored: dict, known: dict, team: Team
 ) -> CheckedEntry | list[Problem]:
     where = entry_label(section, entry["name"])
     rows = stored.get(entry["name"], [])
@@ -130,7 +133,7 @@ def _check(
             return [Problem(where, "", NO_CHANNEL)]
         if entry.get("kind", instance.kind) != instance.kind:
             return [Problem(where, "kind", CHANNEL_KIND)]
-    return checked(section, entry, instance, known)
+    return checked(section, entry, instance, known, team)
 
 
 def _unlisted_projects(document: dict, stored: dict) -> list[Project]:

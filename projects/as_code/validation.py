@@ -25,6 +25,7 @@ from projects.as_code.schema import (
     Section,
     values_of,
 )
+from projects.models import Team
 
 # YAML reads an unquoted 02:00 as the number 120 (base 60).
 TIME_HINT = "Expected a time in quotes, like '02:00'."
@@ -168,6 +169,7 @@ def bind(
     entry: dict,
     instance: models.Model | None,
     known: dict[str, set[str]],
+    team: Team,
 ) -> forms.ModelForm:
     """The admin's form for the entry, bound as if the admin had posted
     it: every field the file leaves out at its default, a channel's URL and
@@ -187,7 +189,8 @@ def bind(
             data[name] = _posted(form_class.base_fields[name], value)
     # A new project's form otherwise looks up the default channels.
     initial = {"channels": []} if section is PROJECTS else {}
-    return form_class(data=data, instance=instance or section.model(), initial=initial)
+    instance = instance or section.model(team=team)
+    return form_class(data=data, instance=instance, initial=initial)
 
 
 def _noun(section_key: str) -> str:
@@ -215,12 +218,13 @@ def checked(
     entry: dict,
     instance: models.Model | None,
     known: dict[str, set[str]],
+    team: Team,
 ) -> CheckedEntry | list[Problem]:
     """The entry validated by its form, or the form's problems."""
     old = None
     if instance is not None:
         old = values_of(section, instance, current_references(section, instance))
-    form = bind(section, entry, instance, known)
+    form = bind(section, entry, instance, known, team)
     where = entry_label(section, entry["name"])
     if not form.is_valid():
         return form_problems(where, form)

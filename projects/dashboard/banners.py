@@ -12,7 +12,14 @@ from django.db.models import Count, Max, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from projects.models import MonitorOutage, NotificationChannel, PollerNode, Project
+from projects.models import (
+    MonitorOutage,
+    NotificationChannel,
+    PollerNode,
+    Project,
+    Team,
+)
+from projects.teams.scoping import for_team
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,17 +73,19 @@ def poller_banner(now: datetime) -> Banner | None:
     return None
 
 
-def setup_hints(*, has_projects: bool | None = None) -> list[Banner]:
+def setup_hints(*, team: Team | None, has_projects: bool | None = None) -> list[Banner]:
     """While nobody would be told of an outage: after the first project,
     the next step (add a channel); then, while no enabled channel is the
     default, a warning that new projects notify nobody. One query, and one
     more on a fresh install unless the caller knows `has_projects`."""
-    channels = NotificationChannel.objects.aggregate(
+    if team is None:
+        return []  # nothing to set up in no team
+    channels = for_team(NotificationChannel.objects.all(), team).aggregate(
         all=Count("pk"), default=Count("pk", filter=Q(is_default=True, enabled=True))
     )
     if not channels["all"]:
         if has_projects is None:
-            has_projects = Project.objects.exists()
+            has_projects = for_team(Project.objects.all(), team).exists()
         if not has_projects:
             return []  # the empty dashboard points to adding a project first
         return [

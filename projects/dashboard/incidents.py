@@ -19,26 +19,30 @@ from projects.dashboard.params import positive_int
 from projects.dashboard.queries.incidents import incident_list as list_incidents
 from projects.incidents.acknowledge import acknowledge as acknowledge_incident
 from projects.incidents.links import incident_from_token
-from projects.models import Incident, Project
+from projects.models import Incident, Project, Role
+from projects.teams.scoping import current_team, for_team, may
 
 INCIDENTS_PER_PAGE = 50
 
 
 @login_required
 def incident_list(request: HttpRequest) -> HttpResponse:
+    team = current_team(request)
     project = None
     project_id = positive_int(request.GET, "project")
     if project_id is not None:
-        project = get_object_or_404(Project.objects.only("name"), pk=project_id)
-    incidents = list_incidents(project_id=project and project.pk)
+        projects = for_team(Project.objects.only("name"), team)
+        project = get_object_or_404(projects, pk=project_id)
+    incidents = list_incidents(team=team, project_id=project and project.pk)
     page = Paginator(incidents, INCIDENTS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "page": page,
         "project": project,
+        "can_post_updates": may(request, Role.EDITOR),
         "now": timezone.now(),
         "banners": monitor_banners(),
         # An incident implies a project: no query to ask.
-        "hints": setup_hints(has_projects=bool(page.object_list) or None),
+        "hints": setup_hints(team=team, has_projects=bool(page.object_list) or None),
     }
     return render(request, "projects/incidents.html", context)
 
@@ -46,7 +50,9 @@ def incident_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
-    incident = get_object_or_404(Incident.objects.select_related("project"), pk=pk)
+    # Any member may acknowledge: a viewer is who is on call.
+    incidents = for_team(Incident.objects.all(), current_team(request))
+    incident = get_object_or_404(incidents.select_related("project"), pk=pk)
     if acknowledge_incident(pk, by=request.user):
         messages.success(request, f"Acknowledged the incident of {incident.project}.")
     else:

@@ -40,6 +40,7 @@ from projects.dashboard.queries.response_times import response_time_buckets
 from projects.dashboard.queries.uptime import Uptime, maintenance_for, uptime_by_project
 from projects.maintenance import MaintenanceSchedule
 from projects.models import PollResult, Project, Status
+from projects.teams.scoping import current_team, for_team
 
 PROJECTS_PER_PAGE = 50
 
@@ -55,10 +56,13 @@ def overview(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     maintenance = maintenance_for(OVERVIEW_RANGES, now)
     maintained = maintenance.covered_projects(now)
-    projects = project_list(search=search, state=state, tag=tag, maintained=maintained)
+    team = current_team(request)
+    projects = project_list(
+        team=team, search=search, state=state, tag=tag, maintained=maintained
+    )
     page = Paginator(projects, PROJECTS_PER_PAGE).get_page(request.GET.get("page"))
     _add_uptime_and_heartbeats(page.object_list, now, maintenance)
-    counts = state_counts(maintained=maintained, tag=tag)
+    counts = state_counts(team=team, maintained=maintained, tag=tag)
     context = {
         "page": page,
         "counts": [(s.value, s.label, counts[s]) for s in State],
@@ -68,8 +72,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         "tag": tag,
         "ranges": OVERVIEW_RANGES,
         "banners": monitor_banners(),
-        "hints": setup_hints(has_projects=any(counts.values())),
-        "certificates": expiring_certificates(),
+        "hints": setup_hints(team=team, has_projects=any(counts.values())),
+        "certificates": expiring_certificates(team),
         "now": now,
     }
     return render(request, "projects/overview.html", context)
@@ -92,7 +96,9 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     now = timezone.now()
     maintenance = maintenance_for(RANGES.values(), now)
     maintained = maintenance.covered_projects(now)
-    projects = with_state(Project.objects.all(), maintained=maintained)
+    team = current_team(request)
+    team_projects = for_team(Project.objects.all(), team)
+    projects = with_state(team_projects, maintained=maintained)
     projects = projects.annotate(regions_seen=regions_seen())
     project = get_object_or_404(projects.prefetch_related("tags"), pk=pk)
     time_range = RANGES.get(request.GET.get("range", ""), DEFAULT_RANGE)
@@ -127,7 +133,7 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "now": now,
         "deliveries": recent_deliveries(pk),
         "deliveries_shown": DELIVERIES_SHOWN,
-        "incidents": project_incidents(pk),
+        "incidents": project_incidents(pk, team=team),
         "banners": monitor_banners(now),
         "regions": regions,
     }

@@ -97,7 +97,7 @@ def _sqlite_without_region(schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("projects", "0025_ping_counts"),
+        ("projects", "0027_teams"),
     ]
 
     operations = [

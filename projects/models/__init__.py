@@ -1,6 +1,7 @@
 """The domain: projects, their polls and rollups, incidents and the
 notifications about them."""
 
+from projects.models.audit import AuditEntry
 from projects.models.housekeeping import HousekeepingRun
 from projects.models.incidents import Incident
 from projects.models.maintenance import MaintenanceWindow
@@ -40,6 +41,7 @@ from projects.models.status_pages import (
     Subscriber,
 )
 from projects.models.tags import Tag
+from projects.models.teams import Membership, Role, Team
 
 __all__ = [
     "DEFAULT_INTERVAL",
@@ -50,12 +52,14 @@ __all__ = [
     "MAX_MESSAGE_LENGTH",
     "MAX_PHASE_MS",
     "MAX_TIMEOUT_SECONDS",
+    "AuditEntry",
     "DailyRollup",
     "DeliveryAttempt",
     "HourlyRollup",
     "HousekeepingRun",
     "Incident",
     "MaintenanceWindow",
+    "Membership",
     "MonitorOutage",
     "Notification",
     "NotificationChannel",
@@ -66,6 +70,7 @@ __all__ = [
     "Project",
     "ProjectRegionState",
     "Region",
+    "Role",
     "ShardLease",
     "Status",
     "StatusPage",
@@ -73,4 +78,5 @@ __all__ = [
     "StatusUpdate",
     "Subscriber",
     "Tag",
+    "Team",
 ]

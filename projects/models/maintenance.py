@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from projects.models.project import Project
+from projects.models.teams import team_field
 
 WEEKDAYS = [
     "Monday",
@@ -38,6 +39,7 @@ class MaintenanceWindow(models.Model):
         ONCE = "once", "Once"
         WEEKLY = "weekly", "Every week"
 
+    team = team_field()
     name = models.CharField(max_length=200)
     repeat = models.CharField(max_length=6, choices=Repeat, default=Repeat.ONCE)
     starts_at = models.DateTimeField(null=True, blank=True, help_text="Once only.")

@@ -5,9 +5,10 @@ from django.utils import timezone
 
 from projects.models.incidents import Incident
 from projects.models.project import MAX_ERROR_MESSAGE_LENGTH, Project
+from projects.models.teams import NamedInTeam, team_field
 
 
-class NotificationChannel(models.Model):
+class NotificationChannel(NamedInTeam):
     """Where notifications go: a webhook, e-mail addresses or an Apprise URL."""
 
     class Kind(models.TextChoices):
@@ -15,7 +16,8 @@ class NotificationChannel(models.Model):
         EMAIL = "email", "E-mail"
         APPRISE = "apprise", "Apprise"
 
-    name = models.CharField(max_length=200, unique=True)
+    team = team_field()
+    name = models.CharField(max_length=200)
     kind = models.CharField(max_length=8, choices=Kind)
     # May hold credentials (Apprise URLs, webhook tokens): never logged,
     # masked in the admin.
@@ -51,6 +53,11 @@ class NotificationChannel(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "name"], name="channel_name_per_team"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name

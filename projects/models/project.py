@@ -12,6 +12,8 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from projects.blocked_targets import blocked_url_problem
+from projects.models.teams import NamedInTeam, Team, team_field
 from projects.project_rules import combination_errors, normalized_status_codes
 from projects.units import SECONDS_PER_UNIT
 from projects.validators import (
@@ -45,7 +47,7 @@ class Status(models.TextChoices):
     DOWN = "down", "Down"
 
 
-class Project(models.Model):
+class Project(NamedInTeam):
     class Kind(models.TextChoices):
         POLL = "poll", "Polled: the monitor checks a URL"
         HEARTBEAT = "heartbeat", "Heartbeat: a job pings the monitor"
@@ -83,7 +85,8 @@ class Project(models.Model):
         MINUTES = "minutes", "minutes"
         HOURS = "hours", "hours"
 
-    name = models.CharField(max_length=200, unique=True)
+    team = team_field()
+    name = models.CharField(max_length=200)
     kind = models.CharField(
         max_length=9,
         choices=Kind,
@@ -297,6 +300,11 @@ class Project(models.Model):
                 name="project_failing",
             )
         ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "name"], name="project_name_per_team"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -323,6 +331,14 @@ class Project(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("dashboard:project", args=[self.pk])
 
+    def _blocked_url_problem(self) -> str:
+        """Only for a URL in a blocked network: a trusted team asks nothing."""
+        problem = blocked_url_problem(self.url) if self.url else ""
+        if not problem:
+            return ""
+        trusted = Team.objects.filter(pk=self.team_id, trusted=True).exists()
+        return "" if trusted else problem
+
     def clean(self) -> None:
         super().clean()
         self.expected_status = normalized_status_codes(self.expected_status)
@@ -348,6 +364,8 @@ class Project(models.Model):
                 )
         for name, message in combination_errors(self).items():
             errors.setdefault(name, message)
+        if "url" not in errors and (problem := self._blocked_url_problem()):
+            errors["url"] = problem
         if errors:
             raise ValidationError(errors)
 

@@ -23,6 +23,7 @@ from projects.models.incidents import Incident
 from projects.models.notifications import NotificationChannel
 from projects.models.project import Project
 from projects.models.tags import Tag
+from projects.models.teams import team_field
 
 UPTIME_DAYS_CHOICES = [
     (30, "30 days"),
@@ -50,6 +51,7 @@ class StatusPage(models.Model):
         PUBLIC = "public", "Public: anyone with the link"
         PRIVATE = "private", "Private: logged-in users only"
 
+    team = team_field()
     title = models.CharField(max_length=200)
     slug = models.SlugField(
         max_length=100, unique=True, help_text="The page is at /status/<slug>/."

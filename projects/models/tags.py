@@ -2,13 +2,15 @@
 
 A tag groups projects across the install: the dashboard filters by it,
 status-page sections can take their projects from one, and the API and the
-YAML file name projects' tags by name (so a tag's name is unique).
+YAML file name projects' tags by name (so a tag's name is unique within its team).
 """
 
 from __future__ import annotations
 
 from django.core.validators import RegexValidator
 from django.db import models
+
+from projects.models.teams import NamedInTeam, team_field
 
 DEFAULT_TAG_COLOR = "#6b7280"
 
@@ -19,8 +21,9 @@ validate_color = RegexValidator(
 )
 
 
-class Tag(models.Model):
-    name = models.CharField(max_length=50, unique=True)
+class Tag(NamedInTeam):
+    team = team_field()
+    name = models.CharField(max_length=50)
     color = models.CharField(
         max_length=7,
         default=DEFAULT_TAG_COLOR,
@@ -30,6 +33,9 @@ class Tag(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="tag_name_per_team")
+        ]
 
     def __str__(self) -> str:
         return self.name

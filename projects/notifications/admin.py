@@ -13,6 +13,7 @@ from projects.models import DeliveryAttempt, Notification, NotificationChannel
 from projects.notifications.forms import ChannelForm
 from projects.notifications.masking import masked_url
 from projects.notifications.testing import send_test
+from projects.teams.admin_scoping import TeamScopedAdmin
 
 # Classes in static/css/admin.css: the Content-Security-Policy refuses
 # style attributes.
@@ -32,7 +33,7 @@ def badge(text: str, colour: str) -> SafeString:
 
 
 @admin.register(NotificationChannel)
-class NotificationChannelAdmin(admin.ModelAdmin):
+class NotificationChannelAdmin(TeamScopedAdmin):
     form = ChannelForm
     list_display = [
         "name",
@@ -55,6 +56,17 @@ class NotificationChannelAdmin(admin.ModelAdmin):
         ("Health", {"fields": ["health", "failing_since", "last_error"]}),
     ]
 
+    def get_fieldsets(self, request: HttpRequest, obj=None) -> list:
+        """Someone who may not change the channel reads its masked
+        destination only: the change page shows read-only fields in clear."""
+        fieldsets = super().get_fieldsets(request, obj)
+        if self.has_change_permission(request, obj):
+            return fieldsets
+        return [
+            (title, {**options, "fields": _without_secrets(options["fields"])})
+            for title, options in fieldsets
+        ]
+
     @admin.display(description="destination")
     def destination(self, channel: NotificationChannel) -> str:
         return masked_url(channel.kind, channel.url) or "-"
@@ -76,7 +88,7 @@ class NotificationChannelAdmin(admin.ModelAdmin):
                 messages.WARNING,
             )
 
-    @admin.action(description="Send a test notification")
+    @admin.action(description="Send a test notification", permissions=["change"])
     def send_test_notification(self, request: HttpRequest, queryset: QuerySet) -> None:
         for channel in queryset:
             outcome = send_test(channel)
@@ -86,8 +98,12 @@ class NotificationChannelAdmin(admin.ModelAdmin):
             )
 
 
+def _without_secrets(fields: list) -> list:
+    return [name for name in fields if name not in ("url", "secret")]
+
+
 @admin.register(DeliveryAttempt)
-class DeliveryAttemptAdmin(admin.ModelAdmin):
+class DeliveryAttemptAdmin(TeamScopedAdmin):
     """The delivery log: every try at sending every notification."""
 
     list_display = [
@@ -100,7 +116,11 @@ class DeliveryAttemptAdmin(admin.ModelAdmin):
         "error",
         "duration_ms",
     ]
-    list_filter = ["result", "notification__event", "notification__channel"]
+    list_filter = [
+        "result",
+        "notification__event",
+        ("notification__channel", admin.RelatedOnlyFieldListFilter),
+    ]
     list_select_related = ["notification__channel", "notification__project"]
     date_hierarchy = "attempted_at"
     ordering = ["-attempted_at"]
@@ -130,7 +150,7 @@ class DeliveryAttemptAdmin(admin.ModelAdmin):
 
 
 @admin.register(Notification)
-class NotificationAdmin(admin.ModelAdmin):
+class NotificationAdmin(TeamScopedAdmin):
     """The outbox: what is queued, sent, retried or given up on."""
 
     list_display = [
@@ -143,7 +163,7 @@ class NotificationAdmin(admin.ModelAdmin):
         "next_attempt_at",
         "last_error",
     ]
-    list_filter = ["state", "event", "channel"]
+    list_filter = ["state", "event", ("channel", admin.RelatedOnlyFieldListFilter)]
     list_select_related = ["channel", "project"]
     ordering = ["-created_at"]
     actions = ["retry_now"]
@@ -153,7 +173,7 @@ class NotificationAdmin(admin.ModelAdmin):
     def has_add_permission(self, request) -> bool:
         return False
 
-    @admin.action(description="Retry now (failed or pending)")
+    @admin.action(description="Retry now (failed or pending)", permissions=["change"])
     def retry_now(self, request: HttpRequest, queryset: QuerySet) -> None:
         count = queryset.filter(
             state__in=[Notification.State.FAILED, Notification.State.PENDING]

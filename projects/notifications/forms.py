@@ -12,6 +12,7 @@ from projects.notifications.masking import masked_secret, masked_url
 from projects.notifications.signing import new_secret, secret_key
 from projects.notifications.transports.apprise import is_understood
 from projects.notifications.transports.email import recipients
+from projects.teams.forms import TeamValidatedForm
 from projects.validators import validate_http_url
 
 MAX_REMINDER_MINUTES = 7 * 24 * 60
@@ -19,7 +20,7 @@ MIN_REMINDER_MINUTES = 5
 KEEP = "Leave empty to keep the current value ({current})."
 
 
-class ChannelForm(forms.ModelForm):
+class ChannelForm(TeamValidatedForm):
     url = forms.CharField(
         label="URL",
         required=False,

@@ -39,4 +39,7 @@ def _masked_apprise(url: str) -> str:
 
 
 def masked_secret(secret: str) -> str:
-    return f"{secret[:6]}{MASK}" if secret else ""
+    """Only the Standard Webhooks prefix, which every such secret shares."""
+    if not secret:
+        return ""
+    return f"whsec_{MASK}" if secret.startswith("whsec_") else MASK

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from projects.models import MonitorOutage, Notification, NotificationChannel, Project
@@ -124,8 +125,13 @@ def queue_monitor_event(
 
 
 def project_channels(project_ids: Iterable[int]) -> dict[int, list[int]]:
-    """{project id: its channel ids}, one query."""
-    links = Project.channels.through.objects.filter(project_id__in=list(project_ids))
+    """{project id: its channel ids}, one query. Only channels of the
+    project's own team: a link to another team's channel (which no form
+    offers) would tell that team of this one's incidents."""
+    links = Project.channels.through.objects.filter(
+        project_id__in=list(project_ids),
+        notificationchannel__team=F("project__team"),
+    )
     channels = defaultdict(list)
     for project_id, channel_id in links.values_list(
         "project_id", "notificationchannel_id"

@@ -1,4 +1,5 @@
-"""Default channels follow every new project, however it is created."""
+"""Default channels follow every new project, however it is created: the
+defaults of the project's own team, never another team's."""
 
 from __future__ import annotations
 
@@ -7,4 +8,7 @@ from projects.models import NotificationChannel, Project
 
 def attach_default_channels(sender, instance: Project, created: bool, **kwargs):
     if created and not kwargs.get("raw"):
-        instance.channels.add(*NotificationChannel.objects.filter(is_default=True))
+        defaults = NotificationChannel.objects.filter(
+            is_default=True, team_id=instance.team_id
+        )
+        instance.channels.add(*defaults)

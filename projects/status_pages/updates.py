@@ -6,19 +6,24 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from projects.models import Incident
+from projects.models import Incident, Role
 from projects.status_updates import StatusUpdateForm, post_update
+from projects.teams.scoping import current_team, for_team, may
 
 
 @login_required
 @require_POST
 def post(request: HttpRequest, pk: int) -> HttpResponse:
-    incident = get_object_or_404(Incident.objects.select_related("project"), pk=pk)
+    if not may(request, Role.EDITOR):
+        raise PermissionDenied
+    incidents = for_team(Incident.objects.all(), current_team(request))
+    incident = get_object_or_404(incidents.select_related("project"), pk=pk)
     form = StatusUpdateForm(request.POST)
     if not form.is_valid():
         errors = "; ".join(

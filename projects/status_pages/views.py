@@ -12,7 +12,7 @@ import gzip
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -22,6 +22,7 @@ from django.utils.http import http_date, parse_etags, parse_http_date_safe
 from projects.models import StatusPage
 from projects.status_pages import content
 from projects.status_pages.version import page_version
+from projects.teams.scoping import role_of
 
 PAGE_CACHE_SECONDS = 30
 # Fast, and the cells repeat so much that more effort gains little.
@@ -38,6 +39,8 @@ def render_page(request: HttpRequest, page: StatusPage, *, base: str) -> HttpRes
     / on its own domain)."""
     if not page.is_public and not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
+    if not page.is_public and role_of(request.user, page.team) is None:
+        raise Http404("No such page.")  # another team's private page
     version = page_version(page, timezone.now())
     key = f"status-page:{page.pk}:{base}:{version}"
     cached = cache.get(key)

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from django.db.models import Case, Count, Q, QuerySet, Value, When
 
-from projects.models import Incident, Notification
+from projects.models import Incident, Notification, Team
+from projects.teams.scoping import for_team
 
 PROJECT_INCIDENTS_SHOWN = 20
 
 
-def incident_list(*, project_id: int | None = None) -> QuerySet[Incident]:
-    """Incidents with their project, who acknowledged them, and how many
+def incident_list(
+    *, team: Team | None, project_id: int | None = None
+) -> QuerySet[Incident]:
+    """The team's incidents with their project, who acknowledged them, and how many
     notifications were queued (`notified`) and delivered (`delivered`)."""
-    incidents = Incident.objects.select_related("project", "acknowledged_by").annotate(
+    incidents = for_team(Incident.objects.all(), team)
+    incidents = incidents.select_related("project", "acknowledged_by").annotate(
         notified=Count("notifications"),
         delivered=Count(
             "notifications",
@@ -25,6 +29,7 @@ def incident_list(*, project_id: int | None = None) -> QuerySet[Incident]:
     return incidents.order_by(open_first, "-started_at", "-id")
 
 
-def project_incidents(project_id: int) -> list[Incident]:
-    """One project's latest incidents, open first."""
-    return list(incident_list(project_id=project_id)[:PROJECT_INCIDENTS_SHOWN])
+def project_incidents(project_id: int, *, team: Team | None) -> list[Incident]:
+    """One of the team's projects' latest incidents, open first."""
+    incidents = incident_list(team=team, project_id=project_id)
+    return list(incidents[:PROJECT_INCIDENTS_SHOWN])

@@ -11,7 +11,8 @@ from collections.abc import Collection
 from django.db import models
 from django.db.models import Case, Count, F, Q, QuerySet, Value, When
 
-from projects.models import Project
+from projects.models import Project, Team
+from projects.teams.scoping import for_team
 
 
 class State(models.TextChoices):
@@ -43,12 +44,16 @@ def with_state(
     return projects.annotate(display_state=Case(*whens, default=F("state")))
 
 
-def state_counts(*, maintained: Maintained = (), tag: str = "") -> dict[str, int]:
-    """How many projects (carrying `tag`, when given) are in each state,
-    zeros included."""
-    projects = Project.objects.filter(tags__name=tag) if tag else Project.objects
+def state_counts(
+    *, team: Team | None, maintained: Maintained = (), tag: str = ""
+) -> dict[str, int]:
+    """How many of the team's projects (carrying `tag`, when given) are in
+    each state, zeros included."""
+    projects = for_team(Project.objects.all(), team)
+    if tag:
+        projects = projects.filter(tags__name=tag)
     rows = (
-        with_state(projects.all(), maintained=maintained)
+        with_state(projects, maintained=maintained)
         .values("display_state")
         .annotate(count=Count("id"))
         .order_by()
@@ -59,12 +64,17 @@ def state_counts(*, maintained: Maintained = (), tag: str = "") -> dict[str, int
 
 
 def project_list(
-    *, search: str = "", state: str = "", tag: str = "", maintained: Maintained = ()
+    *,
+    team: Team | None,
+    search: str = "",
+    state: str = "",
+    tag: str = "",
+    maintained: Maintained = (),
 ) -> QuerySet[Project]:
-    """Projects matching a search on name or URL (and carrying `tag`, when
+    """The team's projects matching a search on name or URL (and carrying `tag`, when
     given), down ones first, then pending ones; their tags come in one
     more query for the whole page."""
-    projects = with_state(Project.objects.all(), maintained=maintained)
+    projects = with_state(for_team(Project.objects.all(), team), maintained=maintained)
     projects = projects.prefetch_related("tags")
     if tag:
         projects = projects.filter(tags__name=tag)

@@ -5,6 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from projects.as_code.export import export_yaml
+from projects.teams.commands import TEAM_HELP, team_from_option
 
 
 class Command(BaseCommand):
@@ -15,9 +16,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", nargs="?", help="where to write (default: stdout)")
+        parser.add_argument("--team", help=TEAM_HELP)
 
     def handle(self, *args, file: str | None = None, **options) -> None:
-        text = export_yaml()
+        text = export_yaml(team_from_option(options.get("team")))
         if file is None:
             self.stdout.write(text, ending="")
             return

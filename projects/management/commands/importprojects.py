@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from projects.as_code.apply import import_projects
 from projects.as_code.plan import plan_import
 from projects.as_code.validation import InvalidFile
+from projects.teams.commands import TEAM_HELP, team_from_option
 
 
 class Command(BaseCommand):
@@ -26,17 +27,19 @@ class Command(BaseCommand):
             action="store_true",
             help="disable (never delete) projects that are not in the file",
         )
+        parser.add_argument("--team", help=TEAM_HELP)
 
     def handle(self, *args, file: str, dry_run: bool, prune: bool, **options) -> str:
+        team = team_from_option(options.get("team"))
         try:
             text = Path(file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise CommandError(f"Cannot read {file}: {error}.") from None
         try:
             if dry_run:
-                plan = plan_import(text, prune=prune)
+                plan = plan_import(text, prune=prune, team=team)
             else:
-                plan = import_projects(text, prune=prune)
+                plan = import_projects(text, prune=prune, team=team)
         except InvalidFile as error:
             raise CommandError(f"{error}\nNothing was changed.") from None
         if not plan.is_empty:

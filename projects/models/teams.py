@@ -1,0 +1,119 @@
+"""Teams own projects, tags, channels and maintenance windows; people see
+and change a team's objects through a membership with a role.
+
+Every team-owned row has a non-null `team`. Code that makes a row without
+saying which team (an old script, a YAML import without --team) puts it in
+the install's first team, the "Default" the migration created, so a
+one-team install never has to know teams exist.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.db import models
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=50, unique=True)
+    trusted = models.BooleanField(
+        default=False,
+        help_text="Its checks may reach the networks in POLL_BLOCKED_NETWORKS "
+        "(cloud metadata, link-local). Only for a team that runs the install.",
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    """Each role may do everything the ones before it may."""
+
+    VIEWER = "viewer", "Viewer"
+    EDITOR = "editor", "Editor"
+    MANAGER = "manager", "Manager"
+
+
+ROLE_RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.MANAGER: 3}
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=7, choices=Role, default=Role.VIEWER)
+
+    class Meta:
+        ordering = ["team__name", "user__username"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "team"], name="membership_one_per_user_and_team"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+    def allows(self, role: str) -> bool:
+        return ROLE_RANK[self.role] >= ROLE_RANK[role]
+
+
+DEFAULT_TEAM_NAME = "Default"
+
+
+def default_team_id() -> int:
+    """The install's first team, made on first use in a fresh database;
+    trusted, as the migration makes it: it is the operator's own."""
+    first = Team.objects.order_by("pk").values_list("pk", flat=True).first()
+    if first is not None:
+        return first
+    return Team.objects.create(name=DEFAULT_TEAM_NAME, slug="default", trusted=True).pk
+
+
+def default_team() -> Team:
+    return Team.objects.get(pk=default_team_id())
+
+
+class NamedInTeam(models.Model):
+    """A model whose `name` is unique within its team (a UniqueConstraint
+    on team and name): a taken name is an error on `name`, in words."""
+
+    class Meta:
+        abstract = True
+
+    def unique_error_message(self, model_class, unique_check):
+        if tuple(unique_check) == ("team", "name"):
+            noun = model_class._meta.verbose_name
+            return ValidationError(
+                f"This team already has a {noun} with this name.", code="unique"
+            )
+        return super().unique_error_message(model_class, unique_check)
+
+    def validate_constraints(self, exclude=None) -> None:
+        try:
+            super().validate_constraints(exclude)
+        except ValidationError as error:
+            raise _name_taken_on_name(error) from None
+
+
+def _name_taken_on_name(error: ValidationError) -> ValidationError:
+    errors = error.update_error_dict({})
+    general = errors.pop(NON_FIELD_ERRORS, [])
+    taken = [e for e in general if e.code == "unique"]
+    rest = [e for e in general if e.code != "unique"]
+    if taken:
+        errors.setdefault("name", []).extend(taken)
+    if rest:
+        errors[NON_FIELD_ERRORS] = rest
+    return ValidationError(errors)
+
+
+def team_field() -> models.ForeignKey:
+    return models.ForeignKey(
+        Team, on_delete=models.PROTECT, default=default_team_id, related_name="+"
+    )

@@ -1,0 +1,2 @@
+"""Teams and roles: who sees and changes which objects (scoping.py is the
+one place that decides it)."""
