@@ -404,3 +404,11 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {"PollStatusEnum": "projects.models.project.Status"},
 }
+
+# Regions (docs/regions.md): the place this runpoller checks from. Pollers
+# of one region share its shards; a project is down when enough regions
+# agree (Project.quorum).
+POLLER_REGION = env.str("POLLER_REGION", default="default")
+# The local address this runpoller's requests leave from (libcurl's
+# interface option, e.g. "host!127.0.0.2"); empty: the system chooses.
+POLLER_SOURCE_ADDRESS = env.str("POLLER_SOURCE_ADDRESS", default="")

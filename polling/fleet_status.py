@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from polling.client import ControlClient
 from polling.engine.status import PollerStatus
-from projects.models import PollerNode, ShardLease
+from projects.models import PollerNode, Region, ShardLease
 
 # Pollers gone longer than this are no longer listed.
 SHOWN_FOR = timedelta(hours=1)
@@ -72,3 +72,43 @@ def _view(node: PollerNode, now: datetime, shards: int) -> NodeView:
         lag_p99_ms=status.lag_p99_ms if status else None,
         status=status,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class RegionView:
+    """One region on the poller page (docs/regions.md)."""
+
+    name: str
+    label: str
+    live_pollers: int
+    last_seen_at: datetime | None
+    blind: bool
+
+    @property
+    def dark(self) -> bool:
+        return self.live_pollers == 0
+
+
+def region_views(now: datetime | None = None) -> list[RegionView]:
+    """The regions pollers have reported from, with their live pollers;
+    empty when only one has (a single-region install shows nothing)."""
+    now = now or timezone.now()
+    regions = list(Region.objects.filter(last_seen_at__isnull=False))
+    if len(regions) < 2:
+        return []
+    live_after = now - timedelta(seconds=max(settings.POLLER_LEASE_TTL, 30))
+    live = dict(
+        PollerNode.objects.filter(stopped_at=None, last_seen_at__gte=live_after)
+        .values_list("region")
+        .annotate(count=Count("pk"))
+    )
+    return [
+        RegionView(
+            name=region.name,
+            label=region.label,
+            live_pollers=live.get(region.pk, 0),
+            last_seen_at=region.last_seen_at,
+            blind=region.blind_since is not None,
+        )
+        for region in regions
+    ]

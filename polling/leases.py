@@ -62,6 +62,7 @@ class LeaseKeeper:
         *,
         node_id: int,
         shard_count: int,
+        region_id: int = 1,
         ttl: float,
         tick: float,
         on_change: Callable[[Ownership], None],
@@ -70,6 +71,8 @@ class LeaseKeeper:
     ) -> None:
         self.node_id = node_id
         self.shard_count = shard_count
+        # Pollers of one region share its shards (docs/regions.md).
+        self.region_id = region_id
         self.ttl = ttl
         self.tick_seconds = tick
         self._on_change = on_change
@@ -88,7 +91,7 @@ class LeaseKeeper:
     def start(self) -> None:
         """Create the lease rows if missing and take a first share (raises
         if the database is unreachable), then tick from a thread."""
-        ensure_lease_rows(self.shard_count)
+        ensure_lease_rows(self.shard_count, self.region_id)
         self.tick()
         self._thread = threading.Thread(target=self._run, name="poller-leases")
         self._thread.start()
@@ -147,7 +150,10 @@ class LeaseKeeper:
         if not shards:
             return
         with transaction.atomic():
-            _run(release_sql(), {"node": self.node_id, "shards": shards})
+            _run(
+                release_sql(),
+                {"node": self.node_id, "shards": shards, "region": self.region_id},
+            )
         self.statements += 1
         self._tokens = {s: t for s, t in self._tokens.items() if s not in shards}
 
@@ -164,6 +170,7 @@ class LeaseKeeper:
             "shards": self.shard_count,
             "ttl": self.ttl,
             "others": not self._only_own,
+            "region": self.region_id,
         }
 
     def _run(self) -> None:
@@ -199,7 +206,15 @@ class LeaseFence:
     def admit(self, outcomes: Sequence[Outcome]) -> list[Outcome]:
         count = self._keeper.shard_count
         wanted = sorted({o.project_id % count for o in outcomes})
-        rows = _run(fence_sql(), {"node": self._keeper.node_id, "shards": wanted})
+        rows = _run(
+            fence_sql(),
+            {
+                "node": self._keeper.node_id,
+                "shards": wanted,
+                # A keeper of before regions is of the default one.
+                "region": getattr(self._keeper, "region_id", 1),
+            },
+        )
         self.statements += 1
         mine = self._keeper.tokens()
         held = {shard for shard, token in rows if mine.get(shard) == token}
@@ -217,15 +232,15 @@ def fair_share(shard_count: int, live_nodes: int) -> int:
     return math.ceil(shard_count / max(live_nodes, 1))
 
 
-def ensure_lease_rows(shard_count: int) -> None:
+def ensure_lease_rows(shard_count: int, region_id: int = 1) -> None:
     with transaction.atomic():
         _run(
             f"""
-            INSERT INTO {_table(ShardLease)} (shard, token)
-            SELECT g, 0 FROM generate_series(0, %(shards)s - 1) AS g
+            INSERT INTO {_table(ShardLease)} (region_id, shard, token)
+            SELECT %(region)s, g, 0 FROM generate_series(0, %(shards)s - 1) AS g
             ON CONFLICT DO NOTHING
             """,
-            {"shards": shard_count},
+            {"shards": shard_count, "region": region_id},
         )
 
 
@@ -253,21 +268,21 @@ def renew_and_claim_sql() -> str:
             RETURNING id
         ), live AS (
             SELECT count(*) AS nodes FROM {node}
-            WHERE stopped_at IS NULL
+            WHERE stopped_at IS NULL AND region_id = %(region)s
               AND (last_seen_at > now() - {ttl} OR id = %(node)s)
         ), renewed AS (
             UPDATE {lease} SET expires_at = now() + {ttl}
             WHERE owner_id = %(node)s AND expires_at > now()
-              AND shard < %(shards)s
+              AND shard < %(shards)s AND region_id = %(region)s
             RETURNING shard, token
         ), claimed AS (
             UPDATE {lease} SET owner_id = %(node)s, token = token + 1,
                 expires_at = now() + {ttl}
-            WHERE shard IN (
+            WHERE region_id = %(region)s AND shard IN (
                 SELECT shard FROM {lease}
                 WHERE (owner_id IS NULL OR expires_at IS NULL
                        OR expires_at <= now())
-                  AND shard < %(shards)s
+                  AND shard < %(shards)s AND region_id = %(region)s
                   AND (%(others)s OR owner_id IS NULL OR owner_id = %(node)s)
                 ORDER BY shard
                 LIMIT greatest(
@@ -289,6 +304,7 @@ def release_sql() -> str:
     return f"""
         UPDATE {_table(ShardLease)} SET owner_id = NULL, expires_at = NULL
         WHERE owner_id = %(node)s AND shard = ANY(%(shards)s)
+          AND region_id = %(region)s
     """
 
 
@@ -296,5 +312,6 @@ def fence_sql() -> str:
     return f"""
         SELECT shard, token FROM {_table(ShardLease)}
         WHERE owner_id = %(node)s AND shard = ANY(%(shards)s)
+          AND region_id = %(region)s
         FOR SHARE
     """

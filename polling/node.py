@@ -17,7 +17,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from polling.store import close_connection
-from projects.models import PollerNode
+from projects.models import PollerNode, Region
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ class NodeHeartbeat:
         self,
         *,
         control_url: str = "",
+        region_id: int = 1,
         alive: Callable[[], bool] = lambda: True,
         interval: float = BEAT_SECONDS,
         clock: Callable[[], datetime] = timezone.now,
@@ -43,6 +44,7 @@ class NodeHeartbeat:
         self.pid = os.getpid()
         self.name = f"{self.host}:{self.pid}"
         self._control_url = control_url
+        self.region_id = region_id
         self._alive = alive
         self._interval = interval
         self._clock = clock
@@ -69,9 +71,11 @@ class NodeHeartbeat:
                 "started_at": now,
                 "last_seen_at": now,
                 "stopped_at": None,
+                "region_id": self.region_id,
             },
         )
         self.node_id = node.pk
+        _seen(self.region_id, now)
 
     def beat(self) -> bool:
         """Record that this poller is alive now. Returns False (and writes
@@ -81,6 +85,8 @@ class NodeHeartbeat:
         now = self._clock()
         if not PollerNode.objects.filter(name=self.name).update(last_seen_at=now):
             self.register(now)  # the row was removed meanwhile
+        else:
+            _seen(self.region_id, now)
         return True
 
     def stop(self, timeout: float | None = None) -> None:
@@ -101,6 +107,11 @@ class NodeHeartbeat:
                     close_connection()
         finally:
             close_connection()
+
+
+def _seen(region_id: int, now: datetime) -> None:
+    """The region has a live poller: this one (docs/regions.md)."""
+    Region.objects.filter(pk=region_id).update(last_seen_at=now)
 
 
 def _version() -> str:

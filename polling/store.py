@@ -14,12 +14,13 @@ from django.db import (
     connection,
     transaction,
 )
-from django.db.models import NOT_PROVIDED, Q
+from django.db.models import NOT_PROVIDED, Exists, OuterRef, Q, Subquery
 
 from polling.deadlines import move_deadlines
 from polling.engine.pacing import no_pause
 from polling.engine.types import OK_STATUS, JsonAssertion, Keyword, Outcome, Target
 from polling.engine.writer import StoreUnavailable
+from polling.regions import RegionBook, region_id
 from projects.batch_writes import (
     batch_cursor,
     datetime_adapter,
@@ -31,14 +32,17 @@ from projects.expectations import parse_expected_value, parse_status_codes
 from projects.incidents.certificates import Sighting, record_certificates
 from projects.incidents.machine import Poll
 from projects.incidents.recorder import record_incidents
+from projects.incidents.regions import RegionView, as_verdicts, save_region_states
 from projects.incidents.states import lock_projects, maintenance_test, save_states
 from projects.models import (
+    DEFAULT_REGION_ID,
     MAX_ERROR_MESSAGE_LENGTH,
     MAX_MESSAGE_LENGTH,
     MAX_PHASE_MS,
     HourlyRollup,
     PollResult,
     Project,
+    ProjectRegionState,
 )
 
 # Projects read per round trip when loading them all, and between pauses.
@@ -160,16 +164,45 @@ class _ProjectRow:
         return self.id
 
 
+def polled_in(region_id: int | None) -> Q:
+    """The projects a region polls: those given no regions, and those given
+    it (docs/regions.md). Any region, for None."""
+    if region_id is None:
+        return Q()
+    given = Project.regions.through.objects.filter(project=OuterRef("pk"))
+    return ~Exists(given) | Exists(given.filter(region=region_id))
+
+
+def _region_last_window(region_id: int) -> Subquery:
+    return Subquery(
+        ProjectRegionState.objects.filter(
+            project=OuterRef("pk"), region_id=region_id
+        ).values("last_polled_at")[:1]
+    )
+
+
 def iter_targets(
-    pause: Callable[[], None] = no_pause, *, where: Q | None = None
+    pause: Callable[[], None] = no_pause,
+    *,
+    where: Q | None = None,
+    region_id: int | None = None,
 ) -> Iterator[Target]:
-    """Every enabled project (matching `where`, if given), as targets, made
-    as they are read: a caller that keeps only some lets the others go
-    young (engine/collector.py). `pause` is called after every LOAD_CHUNK."""
-    projects = Project.objects.filter(enabled=True)
+    """Every enabled project (matching `where`, if given; polled in
+    `region_id`, if given), as targets, made as they are read: a caller
+    that keeps only some lets the others go young (engine/collector.py).
+    `pause` is called after every LOAD_CHUNK."""
+    projects = Project.objects.filter(polled_in(region_id), enabled=True)
     if where is not None:
         projects = projects.filter(where)
-    rows = projects.values_list(*TARGET_FIELDS)
+    fields = TARGET_FIELDS
+    if region_id not in (None, DEFAULT_REGION_ID):
+        # A region continues from its own last window, not another
+        # region's: its polls keep their phase (docs/regions.md).
+        projects = projects.annotate(region_last_window=_region_last_window(region_id))
+        fields = [
+            "region_last_window" if f == "last_polled_at" else f for f in TARGET_FIELDS
+        ]
+    rows = projects.values_list(*fields)
     for count, row in enumerate(rows.iterator(chunk_size=LOAD_CHUNK), start=1):
         yield target_from_project(_ProjectRow(row))
         if count % LOAD_CHUNK == 0:
@@ -180,6 +213,7 @@ def load_changes(
     since: datetime,
     known: Callable[[int], bool],
     pause: Callable[[], None] = no_pause,
+    region_id: int | None = None,
 ) -> tuple[list[int], list[Target]]:
     """The ids of every enabled project, and the targets of those saved
     since `since`, of those `known` does not know, and of every heartbeat
@@ -187,30 +221,37 @@ def load_changes(
     fiftieth of reading targets: at 300,000 projects, 0.1 s of CPU against
     6 s."""
     ids = list(
-        Project.objects.filter(enabled=True)
+        Project.objects.filter(polled_in(region_id), enabled=True)
         .values_list("pk", flat=True)
         .iterator(chunk_size=LOAD_CHUNK * 10)
     )
     changed = Q(updated_at__gte=since) | Q(kind=Project.Kind.HEARTBEAT)
-    targets = list(iter_targets(pause, where=changed))
+    targets = list(iter_targets(pause, where=changed, region_id=region_id))
     loaded = {target.project_id for target in targets}
     unknown = [pid for pid in ids if pid not in loaded and not known(pid)]
     for first in range(0, len(unknown), LOAD_CHUNK):
         chunk = unknown[first : first + LOAD_CHUNK]
-        targets += iter_targets(pause, where=Q(pk__in=chunk))
+        targets += iter_targets(pause, where=Q(pk__in=chunk), region_id=region_id)
     return ids, targets
 
 
-def load_target(project_id: int) -> Target | None:
-    """The project as a target, or None when it is disabled or gone."""
-    return next(iter_targets(where=Q(pk=project_id)), None)
+def load_target(project_id: int, region_id: int | None = None) -> Target | None:
+    """The project as a target, or None when it is disabled or gone (or
+    not polled in `region_id`)."""
+    return next(iter_targets(where=Q(pk=project_id), region_id=region_id), None)
 
 
 class DatabaseTargetSource:
-    """The enabled projects, read from the database for the Coordinator."""
+    """The enabled projects, read from the database for the Coordinator:
+    those polled in `region_id`, when given."""
+
+    _region_id: int | None = None  # any region
+
+    def __init__(self, *, region_id: int | None = None) -> None:
+        self._region_id = region_id
 
     def load_all(self, pause: Callable[[], None] = no_pause) -> Iterator[Target]:
-        return iter_targets(pause)
+        return iter_targets(pause, region_id=self._region_id)
 
     def load_changes(
         self,
@@ -218,10 +259,10 @@ class DatabaseTargetSource:
         known: Callable[[int], bool],
         pause: Callable[[], None] = no_pause,
     ) -> tuple[list[int], list[Target]]:
-        return load_changes(since, known, pause)
+        return load_changes(since, known, pause, self._region_id)
 
     def load_one(self, project_id: int) -> Target | None:
-        return load_target(project_id)
+        return load_target(project_id, self._region_id)
 
     def close(self) -> None:
         close_connection()
@@ -274,8 +315,15 @@ class DatabaseResultStore:
     With a fence (several pollers: polling/leases.py), only the outcomes
     of shards this poller still holds are saved."""
 
-    def __init__(self, *, fence: Fence | None = None) -> None:
+    def __init__(
+        self, *, fence: Fence | None = None, region_id: int | None = None
+    ) -> None:
         self._fence = fence
+        # The region the outcomes were polled from (POLLER_REGION when None:
+        # the default region needs no query) and the regions as the writer
+        # last looked at them (docs/regions.md).
+        self._region_id = region_id
+        self._regions = RegionBook()
 
     def save(self, outcomes: Sequence[Outcome]) -> int:
         """Returns how many were saved; outcomes of deleted projects, and
@@ -286,13 +334,15 @@ class DatabaseResultStore:
             try:
                 with transaction.atomic():
                     admitted = self._admit(outcomes)
-                    return _save(admitted)
+                    return _save(admitted, view=self._view())
             except _StoredBefore:
                 # The answer to an earlier commit of these outcomes was lost
                 # (a writer process that died, a connection cut) and they
                 # came again. What was stored then counted then.
                 with transaction.atomic():
-                    return _save(self._admit(admitted), only_unstored=True)
+                    return _save(
+                        self._admit(admitted), view=self._view(), only_unstored=True
+                    )
         except Exception as error:
             if not is_connection_error(error):
                 raise
@@ -306,6 +356,11 @@ class DatabaseResultStore:
     def reachable(self) -> bool:
         return database_reachable()
 
+    def _view(self) -> RegionView:
+        if self._region_id is None:
+            self._region_id = region_id()
+        return self._regions.view(self._region_id)
+
     def _admit(self, outcomes: Sequence[Outcome]) -> Sequence[Outcome]:
         return outcomes if self._fence is None else self._fence.admit(outcomes)
 
@@ -315,7 +370,12 @@ class _StoredBefore(Exception):
     rolled back, so that nothing of them counts twice."""
 
 
-def _save(outcomes: Sequence[Outcome], *, only_unstored: bool = False) -> int:
+def _save(
+    outcomes: Sequence[Outcome],
+    *,
+    view: RegionView | None = None,
+    only_unstored: bool = False,
+) -> int:
     outcomes = move_deadlines(outcomes)
     if not outcomes:
         return 0
@@ -323,18 +383,31 @@ def _save(outcomes: Sequence[Outcome], *, only_unstored: bool = False) -> int:
         stored = lock_projects(cursor, [o.project_id for o in outcomes])
         # Projects deleted meanwhile: their outcomes are dropped quietly.
         outcomes = [o for o in outcomes if o.project_id in stored]
+        region = DEFAULT_REGION_ID if view is None else view.region_id
         if only_unstored:
-            outcomes = _unstored(outcomes)
+            outcomes = _unstored(outcomes, region)
         if not outcomes:
             return 0
         polls = [_poll(o) for o in outcomes]
         in_maintenance = maintenance_test(polls)
-        # Nothing in the pipeline reads a result: the server writes the
-        # polls while the states and rollups are worked out.
-        with pipeline(cursor):
-            _insert_results(poll_cursor, outcomes)
-            effects = save_states(cursor, polls, stored, in_maintenance=in_maintenance)
-            _add_to_rollups(cursor, polls, in_maintenance)
+        if view is None or len(view.live) < 2:
+            # One region: each project's polls decide alone. Nothing in the
+            # pipeline reads a result: the server writes the polls while
+            # the states and rollups are worked out.
+            with pipeline(cursor):
+                _insert_results(poll_cursor, outcomes, region)
+                effects = save_states(
+                    cursor, polls, stored, in_maintenance=in_maintenance
+                )
+                _add_to_rollups(cursor, polls, in_maintenance)
+        else:
+            # Several: the region step reads the other regions' views and
+            # counts rows it changes, so no pipeline.
+            _insert_results(poll_cursor, outcomes, region)
+            effects = save_region_states(
+                cursor, polls, stored, view, in_maintenance=in_maintenance
+            )
+            _add_to_rollups(cursor, as_verdicts(polls, effects), in_maintenance)
         # Fewer polls went in than were given: the unique index skipped
         # windows stored already, which the state and rollups above counted
         # again. Known only once the pipeline is done; the common batch
@@ -346,11 +419,12 @@ def _save(outcomes: Sequence[Outcome], *, only_unstored: bool = False) -> int:
     return len(outcomes)
 
 
-def _unstored(outcomes: Sequence[Outcome]) -> list[Outcome]:
-    """The outcomes of windows not stored yet, the first of any window
-    that comes twice."""
+def _unstored(outcomes: Sequence[Outcome], region: int) -> list[Outcome]:
+    """The outcomes of windows not stored yet (for this region), the first
+    of any window that comes twice."""
     stored = set(
         PollResult.objects.filter(
+            region_id=region,
             project_id__in={o.project_id for o in outcomes},
             polled_at__in={o.due_at for o in outcomes},
         ).values_list("project_id", "polled_at")
@@ -398,10 +472,11 @@ RESULT_FIELDS = (
     "connect_ms",
     "tls_ms",
     "first_byte_ms",
+    "region",
 )
 
 
-def _insert_results(cursor, outcomes: Sequence[Outcome]) -> None:
+def _insert_results(cursor, outcomes: Sequence[Outcome], region: int) -> None:
     others = [
         field
         for field in PollResult._meta.concrete_fields
@@ -411,7 +486,7 @@ def _insert_results(cursor, outcomes: Sequence[Outcome]) -> None:
     ]
     defaults = tuple(field.get_default() for field in others)
     adapt = datetime_adapter()
-    rows = [(*_result_row(o, adapt), *defaults) for o in outcomes]
+    rows = [(*_result_row(o, adapt), region, *defaults) for o in outcomes]
     fields = [*RESULT_FIELDS, *(field.name for field in others)]
     # A second result for a window (a poller that lost its shard, a
     # duplicate after a takeover) is dropped by the unique index.

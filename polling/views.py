@@ -10,7 +10,7 @@ from django.shortcuts import render
 
 from polling.client import ControlClient
 from polling.engine.status import PollerStatus
-from polling.fleet_status import NodeView, node_views
+from polling.fleet_status import NodeView, node_views, region_views
 from polling.health import Reading, readings
 from projects.housekeeping.runs import latest_runs
 from projects.teams.scoping import current_team
@@ -37,6 +37,7 @@ def poller(request: HttpRequest) -> HttpResponse:
         "control_url": settings.POLLER_CONTROL_URL,
         "housekeeping": latest_runs(),
         "nodes": nodes,
+        "regions": region_views(),
     }
     return render(request, "polling/poller.html", context)
 

@@ -8,13 +8,17 @@ from django.db import connection
 from polling.engine.config import PollerConfig
 from polling.engine.coordinator import Coordinator
 from polling.engine.shards import Ownership
+from polling.engine.transport import set_source_address
 from polling.engine.writer import ResultStore
 from polling.leases import LeaseFence, LeaseKeeper
+from polling.regions import REGION_SPREAD_SECONDS, phase_fraction, region_id
 from polling.store import DatabaseResultStore, DatabaseTargetSource
 from polling.writer_process import ProcessStore
 
 
 def config_from_settings(**overrides) -> PollerConfig:
+    # Every handle of this process sends from POLLER_SOURCE_ADDRESS.
+    set_source_address(settings.POLLER_SOURCE_ADDRESS)
     """The poller's knobs from settings; overrides that are None are ignored."""
     values = {
         "max_concurrent_http": settings.MAX_CONCURRENT_HTTP,
@@ -24,6 +28,8 @@ def config_from_settings(**overrides) -> PollerConfig:
         "recheck_seconds": settings.POLLER_RECHECK_SECONDS,
         "stop_timeout": settings.POLLER_STOP_TIMEOUT,
         "blocked_networks": tuple(settings.POLL_BLOCKED_NETWORKS),
+        "phase_fraction": phase_fraction(region_id()),
+        "phase_spread_seconds": REGION_SPREAD_SECONDS,
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return PollerConfig(**values)
@@ -46,7 +52,11 @@ def result_store(*, fence: LeaseFence | None = None) -> ResultStore:
 def database_coordinator(config: PollerConfig) -> Coordinator:
     """A Coordinator that polls every enabled project and saves to the
     database: the only poller."""
-    return Coordinator(config, source=DatabaseTargetSource(), store=result_store())
+    return Coordinator(
+        config,
+        source=DatabaseTargetSource(region_id=region_id()),
+        store=result_store(),
+    )
 
 
 def shared_coordinator(
@@ -66,6 +76,7 @@ def shared_coordinator(
     keeper = LeaseKeeper(
         node_id=node_id,
         shard_count=count,
+        region_id=region_id(),
         ttl=settings.POLLER_LEASE_TTL,
         tick=settings.POLLER_LEASE_TICK,
         on_change=on_change,
@@ -74,7 +85,7 @@ def shared_coordinator(
     fence = LeaseFence(keeper)
     coordinator = Coordinator(
         config,
-        source=DatabaseTargetSource(),
+        source=DatabaseTargetSource(region_id=region_id()),
         store=result_store(fence=fence),
         ownership=Ownership.nothing(count),
         lease_statements=lambda: keeper.statements + fence.statements,

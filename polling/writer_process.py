@@ -59,6 +59,7 @@ class HeldLeases:
     node_id: int
     shard_count: int
     held: dict[int, int]  # shard -> token
+    region_id: int = 1  # the poller's region: its leases are of it
 
     def tokens(self) -> dict[int, int]:
         return self.held
@@ -119,7 +120,12 @@ class ProcessStore:
         if self._fence is None:
             return None
         keeper = self._fence.keeper
-        return HeldLeases(keeper.node_id, keeper.shard_count, keeper.tokens())
+        return HeldLeases(
+            keeper.node_id,
+            keeper.shard_count,
+            keeper.tokens(),
+            getattr(keeper, "region_id", 1),
+        )
 
     def _start(self) -> _Child:
         self._child = _Child.start(dict(connection.settings_dict))

@@ -14,7 +14,7 @@ from django.utils.safestring import SafeString
 
 from projects.as_code.admin_views import as_code_urls
 from projects.forms import ProjectForm
-from projects.models import HousekeepingRun, PollResultRow, Project, Tag
+from projects.models import HousekeepingRun, PollResultRow, Project, Region, Tag
 from projects.signals import projects_bulk_changed
 from projects.status_admin import BadgeAdminMixin
 from projects.teams.admin_scoping import TeamScopedAdmin, admin_actor
@@ -136,6 +136,14 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
                     "tls_expiry_warning_days",
                     "channels",
                 ]
+            },
+        ),
+        (
+            "Regions",
+            {
+                "description": "Where it is checked from (docs/regions.md). "
+                "None chosen: every region with live pollers.",
+                "fields": ["regions", "quorum"],
             },
         ),
         (
@@ -366,4 +374,24 @@ class TagAdmin(TeamScopedAdmin):
 # Maintenance windows, channels, the outbox and the delivery log.
 from projects import maintenance_admin  # noqa: E402, F401
 from projects.notifications import admin as notifications_admin  # noqa: E402, F401
+
+
+@admin.register(Region)
+class RegionAdmin(admin.ModelAdmin):
+    """Regions appear when a poller of them starts (docs/regions.md); here
+    they get a label. Their name is the POLLER_REGION their pollers use."""
+
+    list_display = ["name", "label", "last_seen_at", "blind_since"]
+    fields = ["name", "label", "last_seen_at", "blind_since"]
+    readonly_fields = ["name", "last_seen_at", "blind_since"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(
+        self, request: HttpRequest, obj: Region | None = None
+    ) -> bool:
+        return False
+
+
 from projects.teams import admin as teams_admin  # noqa: E402, F401

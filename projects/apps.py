@@ -32,3 +32,32 @@ class ProjectsConfig(AppConfig):
             sender=self,
             dispatch_uid="projects.schedules.register_after_migrate",
         )
+        # The default region is row 1 (docs/regions.md): made by the
+        # migration, and again after a flush (the tests' TransactionTestCase).
+        post_migrate.connect(
+            ensure_default_region,
+            sender=self,
+            dispatch_uid="projects.ensure_default_region",
+        )
+
+
+def ensure_default_region(using: str = "default", **kwargs) -> None:
+    from django.db import connections
+
+    from projects.models.regions import (
+        DEFAULT_REGION_ID,
+        DEFAULT_REGION_NAME,
+        Region,
+    )
+
+    if Region.objects.using(using).filter(pk=DEFAULT_REGION_ID).exists():
+        return
+    Region.objects.using(using).create(pk=DEFAULT_REGION_ID, name=DEFAULT_REGION_NAME)
+    connection = connections[using]
+    if connection.vendor == "postgresql":
+        # A row made with its id leaves the sequence behind.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT setval(pg_get_serial_sequence('projects_region', 'id'), "
+                "(SELECT max(id) FROM projects_region))"
+            )

@@ -70,9 +70,12 @@ class ProjectForm(TeamValidatedForm):
             "recovery_threshold",
             "enabled",
             "channels",
+            "regions",
+            "quorum",
         ]
         widgets = {
             "channels": forms.CheckboxSelectMultiple,
+            "regions": forms.CheckboxSelectMultiple,
             "kind": forms.RadioSelect,
             "url": forms.URLInput(attrs={"size": 80}),
             "body": forms.Textarea(attrs={"rows": 3, "cols": 60}),
@@ -112,6 +115,13 @@ class ProjectForm(TeamValidatedForm):
             # The grace period already confirms a missed ping; a heartbeat
             # checked once a day must not wait three days to alert.
             cleaned["failure_threshold"] = self.instance.failure_threshold = 1
+        regions, quorum = cleaned.get("regions"), cleaned.get("quorum")
+        if regions and quorum and quorum > len(regions):
+            self.add_error(
+                "quorum",
+                f"A quorum of {quorum} needs at least {quorum} regions; "
+                f"{len(regions)} are chosen.",
+            )
         return cleaned
 
     def _becomes_heartbeat(self, cleaned: dict) -> bool:

@@ -10,6 +10,10 @@ Routes (any method; HEAD gets headers only):
     /status/<code>          that status, with a tiny body (none for 204/304)
     /switch                 the status the test sets in `switch_status`
                             (200 until then): a site that goes down and up
+    /by-source              the status the test sets for the client's
+                            address in `status_by_source` (200 if none;
+                            0: hang up with a reset): a site reached
+                            differently from different places (regions)
     /delay/<ms>             waits, then 200
     /drip/<seconds>         headers at once, then one body byte a second
     /drip-headers/<seconds> the response header bytes, one a second
@@ -75,6 +79,8 @@ class TargetServer:
     def __init__(self, *, ssl_context: ssl.SSLContext | None = None) -> None:
         self.ssl_context = ssl_context
         self.switch_status = 200
+        self.status_by_source: dict[str, int] = {}
+        self.sources: dict[str, int] = {}  # requests of /by-source per client
         self.stopping = threading.Event()
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -264,6 +270,16 @@ class _Handler(BaseHTTPRequestHandler):
         status = self.server.target.switch_status
         self._send(status, f"status {status}\n".encode())
 
+    def route_by_source(self) -> None:
+        target, source = self.server.target, self.client_address[0]
+        with target._lock:
+            target.sources[source] = target.sources.get(source, 0) + 1
+        status = target.status_by_source.get(source, 200)
+        if status == 0:
+            self._hang_up(reset=True)
+            return
+        self._send(status, f"status {status} for {source}\n".encode())
+
     def route_delay(self, milliseconds: str) -> None:
         if self._wait(int(milliseconds) / 1000):
             self.route_ok()
@@ -364,6 +380,7 @@ ROUTES = [
         (r"/|/ok", _Handler.route_ok),
         (r"/status/(\d{3})", _Handler.route_status),
         (r"/switch", _Handler.route_switch),
+        (r"/by-source", _Handler.route_by_source),
         (r"/delay/(\d+)", _Handler.route_delay),
         (r"/drip/(\d+)", _Handler.route_drip),
         (r"/drip-headers/(\d+)", _Handler.route_drip_headers),

@@ -37,6 +37,7 @@ from projects.models import (
     PollResult,
     PollResultRow,
     Project,
+    Region,
     Role,
     Status,
     Tag,
@@ -126,6 +127,7 @@ class World:
                 id="b" * 32, name="f", func="math.floor", started=now, stopped=now
             ),
             OrmQ: OrmQ.objects.create(key="k", payload="x", lock=now),
+            Region: Region.objects.create(name="r"),
         }
         self.superuser = User.objects.create_superuser("root", password="pw")
         self.objects[User] = self.superuser

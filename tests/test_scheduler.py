@@ -312,3 +312,23 @@ def test_an_up_poll_finishes_without_waiting_for_a_dispatch_in_progress():
         assert failed.is_alive()
     failed.join(timeout=5)
     assert scheduler.in_flight_ids() == set()
+
+
+def test_a_regions_first_polls_come_its_share_of_the_spread_later():
+    # Regions (docs/regions.md): pollers of different regions do not poll
+    # a project in the same second; never more than a quarter interval.
+    def first_due(fraction: float, interval: float) -> float:
+        clock = FakeClock()
+        scheduler = Scheduler(
+            queue.Queue(),
+            phase_fraction=fraction,
+            phase_spread_seconds=5,
+            clock=clock.monotonic,
+            wall_clock=clock.wall,
+        )
+        scheduler.replace_all([target(1, interval=interval)])
+        return scheduler.due_in(1)
+
+    assert first_due(0.0, 60) == 0
+    assert first_due(0.5, 60) == 2.5
+    assert first_due(0.5, 8) == 1.0

@@ -18,6 +18,11 @@ class PollerConfig:
     write_batch_seconds: float = 0.5
     # First polls after a (re)load are spread over min(interval, this).
     spread_seconds: float = 60
+    # Every first poll comes phase_fraction (0 to 1) of min(this spread, a
+    # quarter of the interval) later: pollers of different regions
+    # (docs/regions.md) do not poll a project in the same second.
+    phase_fraction: float = 0.0
+    phase_spread_seconds: float = 5.0
     # A failing project not yet confirmed down is polled again after
     # min(interval, this).
     recheck_seconds: float = 20

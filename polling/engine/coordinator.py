@@ -98,6 +98,8 @@ class Coordinator:
         self._scheduler = Scheduler(
             self._task_queue,
             spread_seconds=config.spread_seconds,
+            phase_fraction=config.phase_fraction,
+            phase_spread_seconds=config.phase_spread_seconds,
             recheck_seconds=config.recheck_seconds,
             recheck_slots=recheck_slots(config.max_concurrent_http),
             clock=clock,

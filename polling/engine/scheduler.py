@@ -95,11 +95,15 @@ class Scheduler:
         spread_seconds: float = 60,
         recheck_seconds: float = 20,
         recheck_slots: int | None = None,
+        phase_fraction: float = 0.0,
+        phase_spread_seconds: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._queue = task_queue
         self._spread_seconds = spread_seconds
+        self._phase_fraction = phase_fraction
+        self._phase_spread_seconds = phase_spread_seconds
         self._recheck_seconds = recheck_seconds
         self._recheck_slots = math.inf if recheck_slots is None else recheck_slots
         self._clock = clock
@@ -211,10 +215,15 @@ class Scheduler:
                     target = fresh[rank]
                     offset = first_poll_offset(
                         rank, len(fresh), target.interval_seconds, self._spread_seconds
-                    )
+                    ) + self._phase_offset(target.interval_seconds)
                     self._put_target(target, first_due=now + offset)
         self.wakeup()
         return ReloadSummary(added=len(new), updated=updated, removed=len(removed))
+
+    def _phase_offset(self, interval: float) -> float:
+        """How much later than others this poller's first polls come: its
+        region's place in the spread (docs/regions.md)."""
+        return self._phase_fraction * min(self._phase_spread_seconds, interval / 4)
 
     def _continue(self, target: Target) -> bool:
         """Schedule a project new to this poller at the window after its

@@ -37,6 +37,16 @@ _METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 # and alone, is the one share sent. The trade: no protection of recorded
 # polls against a future quantum computer.
 TLS_GROUPS = "X25519:P-256:X448:P-384:P-521:ffdhe2048:ffdhe3072"
+# libcurl's INTERFACE for every handle of this process (e.g.
+# "host!127.0.0.2"): pollers of several regions on one machine send from
+# different addresses (POLLER_SOURCE_ADDRESS, docs/regions.md). Set once at
+# start, before any handle is made; empty: the system chooses.
+_source_address = ""
+
+
+def set_source_address(address: str) -> None:
+    global _source_address
+    _source_address = address
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +222,8 @@ class Transport:
         curl.setopt(pycurl.WRITEFUNCTION, self._write)
         if resolve:
             curl.setopt(pycurl.RESOLVE, resolve)
+        if _source_address:
+            curl.setopt(pycurl.INTERFACE, _source_address)
 
     def _prepare(self, request: Request, timeout_ms: int) -> None:
         curl = self._curl
@@ -410,6 +422,8 @@ def _connect_only(
     curl.setopt(pycurl.CONNECTTIMEOUT_MS, timeout_ms)
     if resolve:
         curl.setopt(pycurl.RESOLVE, resolve)
+    if _source_address:
+        curl.setopt(pycurl.INTERFACE, _source_address)
 
 
 def _resume_sessions(curl: pycurl.Curl, resume: bool) -> None:

@@ -23,6 +23,7 @@ from polling.engine.coordinator import Coordinator
 from polling.engine.types import RunState
 from polling.leases import LeaseKeeper
 from polling.node import NodeHeartbeat
+from polling.regions import region_id
 from polling.run.options import CannotRun
 from polling.sqlite_lock import PollerAlreadyRunning, SinglePollerLock, lock_for
 from polling.wiring import database_coordinator, shared_coordinator, shares_projects
@@ -47,8 +48,8 @@ def coordinator_for(config: PollerConfig) -> tuple[Coordinator, LeaseKeeper | No
     SQLite, the only one."""
     if not shares_projects():
         return database_coordinator(config), None
-    node = NodeHeartbeat()
     try:
+        node = NodeHeartbeat(region_id=region_id())
         node.register(timezone.now())
     except DatabaseError as error:
         raise CannotRun(f"Cannot register this poller: {error}") from error
@@ -101,7 +102,9 @@ def heartbeat(coordinator: Coordinator, control: ControlServer | None) -> NodeHe
     """This process's PollerNode row, beating while the poller runs."""
     url = control_url(settings.POLLER_CONTROL_BIND, control.port) if control else ""
     return NodeHeartbeat(
-        control_url=url, alive=lambda: coordinator.state is RunState.RUNNING
+        control_url=url,
+        region_id=region_id(),
+        alive=lambda: coordinator.state is RunState.RUNNING,
     )
 
 

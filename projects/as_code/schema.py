@@ -80,7 +80,8 @@ PROJECTS = Section(
     "project",
     Project,
     ProjectForm,
-    _form_fields(ProjectForm),
+    # Regions are named per install, not in the file (docs/regions.md).
+    _form_fields(ProjectForm, ("regions",)),
     {"tags": "tags", "channels": "channels"},
 )
 MAINTENANCE_WINDOWS = Section(

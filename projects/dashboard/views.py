@@ -31,6 +31,11 @@ from projects.dashboard.queries.overview import (
     with_state,
 )
 from projects.dashboard.queries.ranges import DEFAULT_RANGE, OVERVIEW_RANGES, RANGES
+from projects.dashboard.queries.regions import (
+    name_regions,
+    project_regions,
+    regions_seen,
+)
 from projects.dashboard.queries.response_times import response_time_buckets
 from projects.dashboard.queries.uptime import Uptime, maintenance_for, uptime_by_project
 from projects.maintenance import MaintenanceSchedule
@@ -94,6 +99,7 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     team = current_team(request)
     team_projects = for_team(Project.objects.all(), team)
     projects = with_state(team_projects, maintained=maintained)
+    projects = projects.annotate(regions_seen=regions_seen())
     project = get_object_or_404(projects.prefetch_related("tags"), pk=pk)
     time_range = RANGES.get(request.GET.get("range", ""), DEFAULT_RANGE)
     status = request.GET.get("status", "")
@@ -103,7 +109,12 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     uptimes = uptime_by_project([pk], RANGES.values(), now, maintenance=maintenance)
     uptimes = uptimes[pk]
     before = positive_int(request.GET, "before")
-    history, next_before = _history(pk, since, status, before, uptimes[time_range.key])
+    regions = project_regions(pk, now) if project.regions_seen > 1 else []
+    # With several regions the rollups count the project's verdict, not
+    # each region's failed polls (docs/regions.md): no shortcut from them.
+    counts = None if regions else uptimes[time_range.key]
+    history, next_before = _history(pk, since, status, before, counts)
+    name_regions(history, regions)
     context = {
         "project": project,
         "range": time_range,
@@ -124,15 +135,18 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "deliveries_shown": DELIVERIES_SHOWN,
         "incidents": project_incidents(pk, team=team),
         "banners": monitor_banners(now),
+        "regions": regions,
     }
     return render(request, "projects/project_detail.html", context)
 
 
 def _history(
-    pk: int, since: datetime, status: str, before: int | None, uptime: Uptime
+    pk: int, since: datetime, status: str, before: int | None, uptime: Uptime | None
 ) -> tuple[list[PollResult], int | None]:
     # The range's counts already say when a filter matches nothing; asking
     # anyway would scan every poll of the range for a match.
+    if uptime is None:
+        return poll_history(pk, since=since, status=status, before=before)
     up_polls = uptime.polls - uptime.failures
     if (status == Status.UP and not up_polls) or (
         status == Status.DOWN and not uptime.failures

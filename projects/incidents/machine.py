@@ -82,6 +82,9 @@ class Transition:
     change: Change | None
     poll: Poll
     streak: Streak  # the streak after the poll
+    # The poll's error already says why, region by region (regions.py):
+    # the incident keeps it rather than the first failed poll's.
+    described: bool = False
 
 
 def advance(streak: Streak, poll: Poll, thresholds: Thresholds) -> Transition:

@@ -96,6 +96,7 @@ _OPEN_DOWNTIME = (
 
 def _apply(moving: dict[int, Effect]) -> Ledger:
     ledger = Ledger()
+    undescribed: list[Incident] = []
     current = _open_incidents(moving)
     projects = _projects(moving, current)
     for project_id, effect in moving.items():
@@ -110,6 +111,8 @@ def _apply(moving: dict[int, Effect]) -> Ledger:
                 # OPENED, or FAILED with no open incident (one removed by
                 # hand): the project is down and nobody has been told.
                 incident = _new_incident(projects[project_id], transition)
+                if not transition.described:
+                    undescribed.append(incident)
                 ledger.new.append(incident)
                 ledger.opened.append(incident)
                 current[project_id] = incident
@@ -117,7 +120,7 @@ def _apply(moving: dict[int, Effect]) -> Ledger:
                 incident.failed_polls += 1
                 incident.last_error = transition.poll.error
                 _touched(ledger, incident)
-    _fill_first_errors(ledger.new)
+    _fill_first_errors(undescribed)
     Incident.objects.bulk_create(ledger.new)
     _save_changes(ledger.changed.values())
     return ledger

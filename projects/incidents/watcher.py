@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from projects.incidents.region_outages import watch_regions
 from projects.models import MonitorOutage, Notification, PollerNode
 from projects.notifications import outbox
 
@@ -30,6 +31,8 @@ def watch_pollers(*, now: datetime | None = None) -> str:
     """One look; returns what it found, for the task's result."""
     now = now or timezone.now()
     PollerNode.objects.filter(last_seen_at__lt=now - FORGET_NODES_AFTER).delete()
+    # Each region too, when there are several (docs/regions.md).
+    watch_regions(now=now)
     newest = PollerNode.objects.order_by("-last_seen_at").first()
     if newest is None:
         return "no poller has ever reported"

@@ -22,6 +22,11 @@ from projects.models.project import (
     Project,
     Status,
 )
+from projects.models.regions import (
+    DEFAULT_REGION_ID,
+    ProjectRegionState,
+    Region,
+)
 from projects.models.results import (
     MAX_MESSAGE_LENGTH,
     MAX_PHASE_MS,
@@ -41,6 +46,7 @@ from projects.models.teams import Membership, Role, Team
 
 __all__ = [
     "DEFAULT_INTERVAL",
+    "DEFAULT_REGION_ID",
     "DEFAULT_TIMEOUT_SECONDS",
     "MAX_ERROR_MESSAGE_LENGTH",
     "MAX_INTERVAL_SECONDS",
@@ -64,6 +70,8 @@ __all__ = [
     "PollResultRow",
     "PollerNode",
     "Project",
+    "ProjectRegionState",
+    "Region",
     "Role",
     "ShardLease",
     "Status",

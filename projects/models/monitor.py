@@ -23,6 +23,12 @@ class PollerNode(models.Model):
     stopped_at = models.DateTimeField(
         null=True, blank=True, help_text="Set when the process stopped cleanly."
     )
+    region = models.ForeignKey(
+        "projects.Region",
+        on_delete=models.PROTECT,
+        default=1,  # DEFAULT_REGION_ID
+        related_name="pollers",
+    )
 
     class Meta:
         indexes = [
@@ -43,7 +49,15 @@ class ShardLease(models.Model):
     takeover, so the writer of a poller that lost a shard can tell.
     """
 
-    shard = models.PositiveIntegerField(primary_key=True)
+    # Pollers of one region share its shards; each region polls every
+    # project it is given, so each has a lease per shard.
+    region = models.ForeignKey(
+        "projects.Region",
+        on_delete=models.CASCADE,
+        default=1,  # DEFAULT_REGION_ID
+        related_name="+",
+    )
+    shard = models.PositiveIntegerField()
     owner = models.ForeignKey(
         PollerNode,
         null=True,
@@ -54,8 +68,15 @@ class ShardLease(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     token = models.BigIntegerField(default=0)
 
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["region", "shard"], name="shardlease_one_per_region_shard"
+            ),
+        ]
+
     def __str__(self) -> str:
-        return f"shard {self.shard}"
+        return f"shard {self.shard} of region {self.region_id}"
 
 
 class MonitorOutage(models.Model):
@@ -65,8 +86,19 @@ class MonitorOutage(models.Model):
     class Kind(models.TextChoices):
         UNREACHABLE = "unreachable", "Most targets unreachable"
         POLLER_SILENT = "poller_silent", "Poller silent"
+        # One region (docs/regions.md): no live poller in it, or most of
+        # its targets failing at once; its view does not count meanwhile.
+        REGION_DARK = "region_dark", "Region without a live poller"
+        REGION_BLIND = "region_blind", "Region cannot reach most targets"
 
     kind = models.CharField(max_length=13, choices=Kind)
+    region = models.ForeignKey(
+        "projects.Region",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="outages",
+    )
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)
     # What was measured when it began, e.g. {"failing": 40, "enabled": 50}.
@@ -76,8 +108,13 @@ class MonitorOutage(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["kind"],
-                condition=models.Q(ended_at__isnull=True),
+                condition=models.Q(ended_at__isnull=True, region__isnull=True),
                 name="monitoroutage_one_open_per_kind",
+            ),
+            models.UniqueConstraint(
+                fields=["kind", "region"],
+                condition=models.Q(ended_at__isnull=True, region__isnull=False),
+                name="monitoroutage_one_open_per_region",
             ),
         ]
         ordering = ["-started_at"]

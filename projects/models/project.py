@@ -230,6 +230,22 @@ class Project(NamedInTeam):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Regions (docs/regions.md): which poll it (none: every region with
+    # live pollers), and how many of them must confirm a failure (none: a
+    # majority of those that count).
+    regions = models.ManyToManyField(
+        "projects.Region",
+        blank=True,
+        related_name="projects",
+        help_text="Regions that poll it; none: every region with live pollers.",
+    )
+    quorum = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="How many of its polling regions must confirm a failure "
+        "before it is down; empty: a majority.",
+    )
 
     # Current state, kept up to date by the poller's result writer so list
     # pages never aggregate PollResult rows per project.

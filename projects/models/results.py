@@ -79,11 +79,22 @@ class PollResult(PollFields):
     # one project's polls by time. Without an id the row is 8 bytes shorter
     # and the table has one B-tree, not two
     # (docs/benchmarks/2026-11-24-storage-bytes-per-poll.md).
-    pk = models.CompositePrimaryKey("project", "polled_at")
+    # With regions (docs/regions.md) one result per project, window and
+    # region: the region comes last, so one project's polls stay in time
+    # order in the key.
+    pk = models.CompositePrimaryKey("project", "polled_at", "region")
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="results", db_index=False
     )
     polled_at = models.DateTimeField(help_text=POLLED_AT_HELP)
+    # A smallint (Region's key): 2 bytes a row.
+    region = models.ForeignKey(
+        "projects.Region",
+        on_delete=models.PROTECT,
+        default=1,  # DEFAULT_REGION_ID
+        related_name="+",
+        db_index=False,
+    )
 
     class Meta:
         indexes = [
