@@ -124,14 +124,14 @@ def test_delivery_and_reminders_are_scheduled_every_minute(db):
 def test_a_delivery_run_is_asked_for_at_most_once_a_second(db, monkeypatch):
     from django_q.models import OrmQ
 
-    from projects.notifications import tasks
+    from projects.notifications import trigger
 
-    monkeypatch.setattr(tasks, "_last_request", float("-inf"))
+    monkeypatch.setattr(trigger, "_last_request", float("-inf"))
 
-    tasks.request_delivery()
-    tasks.request_delivery()
+    trigger.request_delivery()
+    trigger.request_delivery()
 
     assert OrmQ.objects.count() == 1
-    monkeypatch.setattr(tasks, "_last_request", float("-inf"))
-    tasks.request_delivery()
+    monkeypatch.setattr(trigger, "_last_request", float("-inf"))
+    trigger.request_delivery()
     assert OrmQ.objects.count() == 2

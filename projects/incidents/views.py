@@ -14,9 +14,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from projects.incidents.acknowledge import acknowledge as acknowledge_incident
-from projects.incidents.links import incident_from_token
 from projects.models import Incident, Project
 from projects.monitor_health import monitor_banners
+from projects.notifications.links import incident_from_token
 from projects.queries.incidents import incident_list as list_incidents
 
 INCIDENTS_PER_PAGE = 50

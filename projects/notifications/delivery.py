@@ -21,30 +21,18 @@ from django.utils import timezone
 
 from projects.models import Notification
 from projects.notifications import digests, transports
+from projects.notifications.attempts import Result, Sender
 from projects.notifications.config import DeliveryConfig
-from projects.notifications.outgoing import DeliveryError, Outgoing, Sent
+from projects.notifications.outgoing import DeliveryError, Outgoing
 from projects.notifications.recording import record
 
 logger = logging.getLogger(__name__)
-
-Sender = Callable[..., Sent]
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class Wake:
     at: datetime
     channel_id: int
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    """What one send came to, for the delivery log."""
-
-    notification: Notification
-    attempted_at: datetime
-    duration_ms: int
-    sent: Sent | None = None
-    error: DeliveryError | None = None
 
 
 def deliver_due(

@@ -26,6 +26,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from projects.models import MonitorOutage, Notification, NotificationChannel, Project
+from projects.notifications.payloads import monitor_payload
+from projects.notifications.trigger import request_delivery
 
 Event = Notification.Event
 State = Notification.State
@@ -85,7 +87,7 @@ def queue(
     ]
     Notification.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
     if rows and not held:
-        transaction.on_commit(_request_delivery, robust=True)
+        transaction.on_commit(request_delivery, robust=True)
     return len(rows)
 
 
@@ -115,8 +117,6 @@ def queue_monitor_event(
 ) -> int:
     """Queue news about the monitor itself (monitor.*, poller.*) for the
     default channels; `message` says what happened in words."""
-    from projects.notifications.payloads import monitor_payload
-
     payload = monitor_payload(event, outage, message=message, occurred_at=at)
     return queue_for_default_channels(
         Message(event=event, key=message_key(event, outage.pk), payload=payload)
@@ -181,16 +181,8 @@ def release_held() -> int:
         state=State.PENDING, next_attempt_at=timezone.now()
     )
     if released:
-        transaction.on_commit(_request_delivery, robust=True)
+        transaction.on_commit(request_delivery, robust=True)
     return released
-
-
-def _request_delivery() -> None:
-    """Ask the tasks process for a delivery run now (after commit), rather
-    than at its next sweep."""
-    from projects.notifications.tasks import request_delivery
-
-    request_delivery()
 
 
 def drop_held(incident_ids: Iterable[int]) -> int:

@@ -4,16 +4,16 @@ them directly.
 - `deliver_notifications`: sends what is due, then stays on while
   something falls due within its run (a retry, a digest window closing),
   unless another run has already promised to wake for it. Enqueued after
-  the writer commits new outbox rows (`request_delivery`) and run every
-  minute by the sweeper schedule, which also picks up rows whose task was
-  lost (a tasks process restarted, a broker that dropped a message).
+  new outbox rows are committed (projects.notifications.trigger) and run
+  every minute by the sweeper schedule, which also picks up rows whose
+  task was lost (a tasks process restarted, a broker that dropped a
+  message).
 - `queue_reminders`: see projects.notifications.reminders.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -28,15 +28,9 @@ from projects.notifications.reminders import queue_reminders  # noqa: F401
 
 logger = logging.getLogger(__name__)
 
-DELIVER_TASK = "projects.notifications.tasks.deliver_notifications"
 # One run ends within this, so the workers stay free for other tasks and a
 # SIGTERM of the tasks process is not held up for long.
 RUN_SECONDS = 45
-# New rows ask for a run at most this often per process.
-REQUEST_INTERVAL = 1.0
-
-_last_request = float("-inf")
-_request_lock = threading.Lock()
 
 
 def deliver_notifications(
@@ -83,20 +77,3 @@ def promise_wakeup(wake: Wake, now: datetime) -> bool:
         .update(deliverer_wakes_at=wake.at)
     )
     return updated == 1
-
-
-def request_delivery() -> None:
-    """Asks the tasks process for a delivery run soon; cheap, and at most
-    once a second per process (call it after commit)."""
-    global _last_request
-    with _request_lock:
-        if time.monotonic() - _last_request < REQUEST_INTERVAL:
-            return
-        _last_request = time.monotonic()
-    from django_q.tasks import async_task
-
-    try:
-        async_task(DELIVER_TASK, task_name="deliver notifications")
-    except Exception:
-        # The sweeper delivers within a minute anyway; never fail the caller.
-        logger.exception("could not ask the tasks process for a delivery run")
