@@ -171,15 +171,20 @@ def test_a_storm_of_failures_gives_one_digest_per_channel(servers):
             processes.stop_all()
 
         for each in (receiver, other_receiver):
-            assert each.events() == ["digest"]
-            digest = each.requests[0].json()["digest"]
-            assert (digest["of"], digest["count"]) == ("incident.opened", STORM)
+            # The first event may go at once alone; the rest are one digest.
+            assert len(each.requests) <= 2
+            assert each.events()[-1] == "digest"
+            told = sum(
+                r.json()["digest"]["count"] if r.json()["event"] == "digest" else 1
+                for r in each.requests
+            )
+            assert told == STORM
     assert Notification.objects.filter(event="incident.opened").count() == 2 * STORM
     assert set(
         Notification.objects.filter(event="incident.opened").values_list(
             "state", flat=True
         )
-    ) == {"digested"}
+    ) <= {"digested", "delivered"}
 
 
 def free_port() -> int:

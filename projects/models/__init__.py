@@ -1,6 +1,7 @@
 """The domain: projects, their polls and rollups, incidents and the
 notifications about them."""
 
+from projects.models.escalation import Escalation, EscalationStep
 from projects.models.housekeeping import HousekeepingRun
 from projects.models.incidents import Incident
 from projects.models.maintenance import MaintenanceWindow
@@ -38,6 +39,8 @@ __all__ = [
     "MAX_TIMEOUT_SECONDS",
     "DailyRollup",
     "DeliveryAttempt",
+    "Escalation",
+    "EscalationStep",
     "HourlyRollup",
     "HousekeepingRun",
     "Incident",

@@ -25,12 +25,21 @@ from projects.models import NotificationChannel
 from projects.notifications.config import DeliveryConfig
 from projects.notifications.delivery import Wake, deliver_due, next_wake
 from projects.notifications.reminders import queue_reminders  # noqa: F401
+from projects.notifications.trigger import REQUEST_INTERVAL
 
 logger = logging.getLogger(__name__)
 
 # One run ends within this, so the workers stay free for other tasks and a
 # SIGTERM of the tasks process is not held up for long.
 RUN_SECONDS = 45
+# A run stays at least this long, however little it finds: a row whose
+# request was swallowed by the trigger's once-a-second limit was committed
+# within this of the request that started this run, so this run finds it.
+LINGER_SECONDS = REQUEST_INTERVAL
+# While a run waits (for a window to close, a retry, its linger) it looks
+# this often for new rows, so a lone alert never waits behind a sleeping
+# run that holds a worker.
+WATCH_SECONDS = 0.5
 
 
 def deliver_notifications(
@@ -42,25 +51,32 @@ def deliver_notifications(
     """Returns how many sends were attempted."""
     config = DeliveryConfig.from_settings()
     started = now()
+    run_ends = started + timedelta(seconds=run_seconds)
+    lingers_until = started + timedelta(seconds=LINGER_SECONDS)
+    promised: set[Wake] = set()
     sent = 0
     while True:
         sent += deliver_due(now=now, config=config)
-        wait = _wait_before_next(
-            now(), started + timedelta(seconds=run_seconds), config
-        )
+        current = now()
+        wait = _wait_before_next(current, run_ends, config, promised)
+        if wait is None and current < lingers_until:
+            wait = (lingers_until - current).total_seconds()
         if wait is None:
             return sent
-        sleep(wait)
+        sleep(min(wait, WATCH_SECONDS))
 
 
-def _wait_before_next(current, run_ends, config) -> float | None:
-    """Seconds until the next wake-up this run promises to handle; None
-    when the run ends (nothing due soon, or another run will wake)."""
+def _wait_before_next(current, run_ends, config, promised: set[Wake]) -> float | None:
+    """Seconds until the next wake-up this run promises (or promised) to
+    handle; None when the run ends (nothing due soon, or another run will
+    wake)."""
     wake = next_wake(current, config)
     if wake is None or wake.at > run_ends:
         return None
-    if wake.at > current and not promise_wakeup(wake, current):
-        return None
+    if wake.at > current and wake not in promised:
+        if not promise_wakeup(wake, current):
+            return None
+        promised.add(wake)
     return max((wake.at - current).total_seconds(), 0)
 
 
