@@ -14,6 +14,7 @@ from django.utils.safestring import SafeString
 
 from projects.forms import ProjectForm
 from projects.models import HousekeepingRun, PollResultRow, Project
+from projects.notifications.escalation_admin import EscalationStepInline
 from projects.signals import projects_bulk_changed
 
 RECENT_RESULTS_SHOWN = 20
@@ -59,6 +60,7 @@ class ProjectAdmin(admin.ModelAdmin):
     list_filter = ["enabled", "state", "kind", "method"]
     search_fields = ["name", "url"]
     actions = ["enable_projects", "disable_projects"]
+    inlines = [EscalationStepInline]
     readonly_fields = [
         "ping_url",
         "last_polled_at",

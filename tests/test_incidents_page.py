@@ -116,5 +116,6 @@ def test_a_page_costs_the_same_queries_for_2_or_40_incidents(
         make_incident(make_project(), hours_ago=hours + 3)
 
     assert queries() == few
-    # Session, user, poller heartbeat, monitor outage, page count, page.
-    assert few == 6
+    # Session, user, poller heartbeat, monitor outage, page count, page,
+    # the page's escalations (their steps and channels when there are some).
+    assert few == 7

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.core.paginator import Paginator
+from django.db.models import Prefetch, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -14,7 +15,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from projects.incidents.acknowledge import acknowledge as acknowledge_incident
-from projects.models import Incident, Project
+from projects.models import Escalation, Incident, Project
 from projects.monitor_health import monitor_banners
 from projects.notifications.links import incident_from_token
 from projects.queries.incidents import incident_list as list_incidents
@@ -30,6 +31,7 @@ def incident_list(request: HttpRequest) -> HttpResponse:
         project = get_object_or_404(Project.objects.only("name"), pk=project_id)
     incidents = list_incidents(project_id=project and project.pk)
     page = Paginator(incidents, INCIDENTS_PER_PAGE).get_page(request.GET.get("page"))
+    page.object_list = with_escalations(page.object_list)
     context = {
         "page": page,
         "project": project,
@@ -37,6 +39,15 @@ def incident_list(request: HttpRequest) -> HttpResponse:
         "banners": monitor_banners(),
     }
     return render(request, "projects/incidents.html", context)
+
+
+def with_escalations(incidents) -> list[Incident]:
+    """The incidents, each with the escalation steps it fired (and their
+    channels): three queries for the page, however many incidents."""
+    incidents = list(incidents)
+    fired = Escalation.objects.select_related("step").prefetch_related("step__channels")
+    prefetch_related_objects(incidents, Prefetch("escalations", queryset=fired))
+    return incidents
 
 
 @login_required

@@ -8,8 +8,10 @@ delivers the rows; nothing here sends anything.
 
 Who hears of what:
 - incident.opened: the project's channels;
+- incident.escalated: the channels of a step that fired (escalation.py);
 - incident.resolved, .acknowledged, .reminder: the channels that were told
-  it opened (so nobody hears of the end of an outage they never heard of);
+  it opened or escalated (so nobody hears of the end of an outage they
+  never heard of);
 - monitor.* and poller.*: the default channels;
 and never a disabled channel, nor incident.resolved to a channel with
 send_resolved off.
@@ -135,11 +137,12 @@ def project_channels(project_ids: Iterable[int]) -> dict[int, list[int]]:
 
 
 def told_channels(incident_ids: Iterable[int]) -> dict[int, set[int]]:
-    """{incident id: the channels its incident.opened went to, or will go
-    to}: held and dropped ones were never sent."""
+    """{incident id: the channels its incident.opened or .escalated went
+    to, or will go to}: held and dropped ones were never sent."""
     rows = (
         Notification.objects.filter(
-            incident_id__in=list(incident_ids), event=Event.OPENED
+            incident_id__in=list(incident_ids),
+            event__in=[Event.OPENED, Event.ESCALATED],
         )
         .exclude(state__in=[State.HELD, State.DROPPED])
         .values_list("incident_id", "channel_id")
