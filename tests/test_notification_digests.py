@@ -217,6 +217,17 @@ def test_a_held_opening_is_never_released(hook, queue_notification, clock):
     assert deliver(clock) == 0
 
 
+def test_no_window_sends_every_event_at_once_and_never_a_digest(
+    hook, queue_notification, webhook_receiver, clock
+):
+    for _ in range(7):
+        queue_notification(hook)
+
+    deliver_due(now=clock.now, config=DeliveryConfig(digest_seconds=0))
+
+    assert webhook_receiver.events() == ["incident.opened"] * 7
+
+
 def rows(*seconds: float) -> list[Waiting]:
     from tests.outcomes import T0
 

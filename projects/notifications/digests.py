@@ -15,7 +15,8 @@ ALERT_DIGEST_SECONDS and T = ALERT_DIGEST_THRESHOLD:
 So a storm reaches each channel as its first event plus one digest, and
 one more message per D seconds while it goes on; after D quiet seconds
 the next event is sent at once again. Two events at the same moment: the
-first at once, the second when the window closes.
+first at once, the second when the window closes. D = 0 sends every
+event at once, alone, and never a digest.
 
 Windows are worked out from the rows alone (`released_at` and the waiting
 rows), so a restart loses nothing; a release runs in a transaction that
@@ -130,6 +131,8 @@ def chosen(
 ) -> tuple[list[Waiting], bool]:
     """What goes now of a due group (oldest first), and whether as a digest:
     the rule of this module's docstring, as a pure function."""
+    if not config.digest_seconds:  # no windows: everything at once, alone
+        return waiting, False
     if len(waiting) > config.digest_threshold:
         return waiting, True
     held = last is not None and waiting[0].created_at < last + _length(config)
