@@ -230,3 +230,14 @@ def test_steps_are_edited_inline_on_the_project_admin(incident, admin_client):
     assert "Ensure this value is greater than or equal to 1." in refused.text
     assert accepted.status_code == 302
     assert project.escalation_steps.filter(position=3, delay_minutes=60).exists()
+
+
+def test_escalations_are_scheduled_every_minute():
+    from pydoc import locate
+
+    from django_q.models import Schedule
+
+    schedule = Schedule.objects.get(name="queue escalations")
+
+    assert (schedule.schedule_type, schedule.minutes) == (Schedule.MINUTES, 1)
+    assert locate(schedule.func) is queue_escalations
