@@ -162,3 +162,16 @@ def test_a_delivery_run_is_asked_for_at_most_once_a_second(db, monkeypatch):
     monkeypatch.setattr(trigger, "_last_request", float("-inf"))
     trigger.request_delivery()
     assert OrmQ.objects.count() == 2
+
+
+def test_a_row_another_run_holds_is_left_to_it(hook, queue_notification, clock):
+    from datetime import timedelta
+
+    row = queue_notification(hook, "incident.reminder")
+    row.claimed_until = clock.now() + timedelta(seconds=60)  # a send in flight
+    row.save()
+
+    sent, waits = run(clock)
+
+    # Neither sent twice nor waited for in a busy loop: the run ends.
+    assert (sent, sum(waits)) == (0, LINGER_SECONDS)

@@ -115,8 +115,10 @@ def claim(ids: list[int], now: datetime, config: DeliveryConfig) -> list[Notific
 def next_wake(now: datetime, config: DeliveryConfig) -> Wake | None:
     """When something next falls due, and for which channel: a retry or a
     digest window closing. None when nothing is pending."""
+    # A row another run holds is that run's to finish (or, if the run died,
+    # the sweeper's once its claim expires).
     retry = (
-        Notification.objects.filter(state=Notification.State.PENDING)
+        _claimable(now)
         .exclude(digests.waiting_for_group())
         .order_by("next_attempt_at")
         .values_list("next_attempt_at", "channel_id")

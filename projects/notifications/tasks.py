@@ -40,6 +40,9 @@ LINGER_SECONDS = REQUEST_INTERVAL
 # this often for new rows, so a lone alert never waits behind a sleeping
 # run that holds a worker.
 WATCH_SECONDS = 0.5
+# The shortest pause between two steps, so a wake that is due but not this
+# run's to serve (a full batch, a row another run holds) never spins.
+MIN_PAUSE_SECONDS = 0.05
 
 
 def deliver_notifications(
@@ -63,7 +66,7 @@ def deliver_notifications(
             wait = (lingers_until - current).total_seconds()
         if wait is None:
             return sent
-        sleep(min(wait, WATCH_SECONDS))
+        sleep(min(max(wait, MIN_PAUSE_SECONDS), WATCH_SECONDS))
 
 
 def _wait_before_next(current, run_ends, config, promised: set[Wake]) -> float | None:
