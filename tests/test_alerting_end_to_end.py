@@ -240,7 +240,7 @@ def test_escalation_tells_the_next_channel_once_unless_acknowledged(servers):
     from django.utils import timezone
 
     from projects.incidents.acknowledge import acknowledge
-    from projects.models import EscalationStep
+    from projects.models import Escalation, EscalationStep
     from projects.notifications.escalation import queue_escalations
 
     target, team = servers
@@ -279,3 +279,10 @@ def test_escalation_tells_the_next_channel_once_unless_acknowledged(servers):
     assert on_call.events() == ["incident.escalated", "incident.resolved"]
     names = [r.json()["project"]["name"] for r in on_call.requests]
     assert names == [ignored.name, ignored.name]
+    # Decided in the task's transaction: nothing for the acknowledged one is
+    # queued either, not even held back by a digest window.
+    assert list(Escalation.objects.values_list("incident__project", flat=True)) == [
+        ignored.pk
+    ]
+    escalated = Notification.objects.filter(event="incident.escalated")
+    assert list(escalated.values_list("project", flat=True)) == [ignored.pk]
