@@ -219,7 +219,8 @@ EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
 ALERT_DIGEST_THRESHOLD = env.int("ALERT_DIGEST_THRESHOLD", default=5)
 ALERT_DIGEST_SECONDS = env.int("ALERT_DIGEST_SECONDS", default=30)
 ALERT_DELIVERY_TIMEOUT = env.float("ALERT_DELIVERY_TIMEOUT", default=10.0)
-ALERT_DELIVERY_CONCURRENCY = env.int("ALERT_DELIVERY_CONCURRENCY", default=4)
+# Sends in flight at once per delivery run: a receiver that hangs holds one.
+ALERT_DELIVERY_CONCURRENCY = env.int("ALERT_DELIVERY_CONCURRENCY", default=8)
 
 # Housekeeping: how many days of each kind of data to keep; 0 keeps it forever
 RESULT_RETENTION_DAYS = env.int("RESULT_RETENTION_DAYS", default=30)

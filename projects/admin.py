@@ -15,6 +15,7 @@ from django.utils.safestring import SafeString
 from projects.as_code.admin_views import as_code_urls
 from projects.forms import ProjectForm
 from projects.models import HousekeepingRun, PollResultRow, Project, Region, Tag
+from projects.notifications.escalation_admin import EscalationStepInline
 from projects.signals import projects_bulk_changed
 from projects.status_admin import BadgeAdminMixin
 from projects.teams.admin_scoping import TeamScopedAdmin, admin_actor
@@ -73,6 +74,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
     search_fields = ["name", "url"]
     filter_horizontal = ["tags"]
     actions = ["enable_projects", "disable_projects", "regenerate_badge_keys"]
+    inlines = [EscalationStepInline]
     readonly_fields = [
         "ping_url",
         "last_polled_at",

@@ -98,6 +98,14 @@ SCHEDULES: list[ScheduledJob] = [
         schedule_type=Schedule.MINUTES,
         minutes=1,
     ),
+    # Escalation steps are minutes apart; a minute's lateness is within
+    # what a step promises.
+    ScheduledJob(
+        name="queue escalations",
+        func="projects.notifications.escalation.queue_escalations",
+        schedule_type=Schedule.MINUTES,
+        minutes=1,
+    ),
     # Hourly, so each run deletes about an hour of polls.
     ScheduledJob(
         "prune_results",

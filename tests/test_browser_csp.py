@@ -12,8 +12,8 @@ import pytest
 
 from django.utils import timezone
 
-from projects.incidents.links import acknowledge_url
 from projects.models import Incident
+from projects.notifications.links import acknowledge_url
 from tests.test_browser_dashboard import CHROMIUM, LAUNCH_ARGS
 
 PASSWORD = "csp-test-password"

@@ -24,7 +24,6 @@ from django.test import Client
 from django.urls import URLResolver, get_resolver
 from django.utils import timezone
 
-from projects.incidents.links import acknowledge_token
 from projects.models import (
     AuditEntry,
     DeliveryAttempt,
@@ -43,6 +42,7 @@ from projects.models import (
     Tag,
     Team,
 )
+from projects.notifications.links import acknowledge_token
 
 pytestmark = pytest.mark.django_db
 

@@ -117,6 +117,7 @@ def test_a_page_costs_the_same_queries_for_2_or_40_incidents(
 
     assert queries() == few
     # Session, user, poller heartbeat, monitor outage, page count, page,
-    # notification channels (for the setup hints), the current team and the
-    # user's teams (the header's switcher).
-    assert few == 9
+    # notification channels (for the setup hints), the current team, the
+    # user's teams (the header's switcher) and the page's escalations (their
+    # steps and channels when there are some).
+    assert few == 10

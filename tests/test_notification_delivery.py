@@ -293,3 +293,29 @@ def test_an_unreachable_receiver_is_retried_with_a_readable_reason(
     notification.refresh_from_db()
     assert notification.state == Notification.State.PENDING
     assert notification.last_error == "connection failed"
+
+
+def test_a_receiver_that_hangs_holds_one_seat_and_the_others_go_on(
+    make_channel, queue_notification, clock
+):
+    from tests.webhook_receiver import WebhookReceiver
+
+    with WebhookReceiver() as slow, WebhookReceiver() as fast:
+        slow.answer(HANG)
+        hanging = queue_notification(make_channel(url=slow.url()), "incident.reminder")
+        quick = make_channel(url=fast.url())
+        others = [queue_notification(quick, "incident.reminder") for _ in range(6)]
+
+        # Two seats: one hangs for the 2 s timeout; the other takes the six
+        # fast sends one after another while it does.
+        config = DeliveryConfig(timeout_seconds=2, concurrency=2)
+        assert deliver(clock, config) == 7
+
+        assert len(fast.requests) == 6
+    order = list(
+        DeliveryAttempt.objects.order_by("pk").values_list("notification_id", "error")
+    )
+    # Recorded as each send ended: every fast one before the hanging one
+    # timed out, so each reached its receiver within the 2 s it was held.
+    assert order[:6] == [(row.pk, "") for row in others]
+    assert order[6] == (hanging.pk, "timed out after 2 s")

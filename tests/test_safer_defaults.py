@@ -15,8 +15,8 @@ from django.test import RequestFactory
 from django.utils import timezone
 from django.views.debug import technical_500_response
 
-from projects.incidents.links import acknowledge_url
 from projects.models import Incident
+from projects.notifications.links import acknowledge_url
 from tests.test_setup import PRODUCTION_ENV, manage
 
 DB_PASSWORD = "hunter2-db-password"

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.core.paginator import Paginator
+from django.db.models import Prefetch, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -18,8 +19,8 @@ from projects.dashboard.banners import monitor_banners, setup_hints
 from projects.dashboard.params import positive_int
 from projects.dashboard.queries.incidents import incident_list as list_incidents
 from projects.incidents.acknowledge import acknowledge as acknowledge_incident
-from projects.incidents.links import incident_from_token
-from projects.models import Incident, Project, Role
+from projects.models import Escalation, Incident, Project, Role
+from projects.notifications.links import incident_from_token
 from projects.teams.scoping import current_team, for_team, may
 
 INCIDENTS_PER_PAGE = 50
@@ -35,6 +36,7 @@ def incident_list(request: HttpRequest) -> HttpResponse:
         project = get_object_or_404(projects, pk=project_id)
     incidents = list_incidents(team=team, project_id=project and project.pk)
     page = Paginator(incidents, INCIDENTS_PER_PAGE).get_page(request.GET.get("page"))
+    page.object_list = with_escalations(page.object_list)
     context = {
         "page": page,
         "project": project,
@@ -45,6 +47,15 @@ def incident_list(request: HttpRequest) -> HttpResponse:
         "hints": setup_hints(team=team, has_projects=bool(page.object_list) or None),
     }
     return render(request, "projects/incidents.html", context)
+
+
+def with_escalations(incidents) -> list[Incident]:
+    """The incidents, each with the escalation steps it fired (and their
+    channels): three queries for the page, however many incidents."""
+    incidents = list(incidents)
+    fired = Escalation.objects.select_related("step").prefetch_related("step__channels")
+    prefetch_related_objects(incidents, Prefetch("escalations", queryset=fired))
+    return incidents
 
 
 @login_required

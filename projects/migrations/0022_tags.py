@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('projects', '0020_project_allow_insecure_redirects'),
+        ('projects', '0021_escalation_and_prompt_alerts'),
     ]
 
     operations = [

@@ -3,6 +3,7 @@ notifications about them."""
 
 from projects.models.api_keys import ApiKey
 from projects.models.audit import AuditEntry
+from projects.models.escalation import Escalation, EscalationStep
 from projects.models.housekeeping import HousekeepingRun
 from projects.models.incidents import Incident
 from projects.models.maintenance import MaintenanceWindow
@@ -57,6 +58,8 @@ __all__ = [
     "AuditEntry",
     "DailyRollup",
     "DeliveryAttempt",
+    "Escalation",
+    "EscalationStep",
     "HourlyRollup",
     "HousekeepingRun",
     "Incident",

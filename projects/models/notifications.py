@@ -77,6 +77,7 @@ class Notification(models.Model):
         RESOLVED = "incident.resolved", "Incident resolved"
         REMINDER = "incident.reminder", "Reminder"
         ACKNOWLEDGED = "incident.acknowledged", "Incident acknowledged"
+        ESCALATED = "incident.escalated", "Incident escalated"
         DIGEST = "digest", "Digest"
         TEST = "test", "Test"
         MONITOR_UNREACHABLE = "monitor.unreachable", "Monitor cannot reach targets"
@@ -121,6 +122,10 @@ class Notification(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     delivered_at = models.DateTimeField(null=True, blank=True)
     last_error = models.CharField(max_length=MAX_ERROR_MESSAGE_LENGTH, blank=True)
+    # Grouped events (see projects.notifications.digests) wait until the
+    # deliverer releases them, alone or in a digest; the latest release per
+    # channel and event decides whether the next one goes at once.
+    released_at = models.DateTimeField(null=True, blank=True, editable=False)
     digest = models.ForeignKey(
         "self",
         on_delete=models.SET_NULL,
@@ -140,6 +145,12 @@ class Notification(models.Model):
             # One channel's recent events: storm detection for digests.
             models.Index(
                 fields=["channel", "created_at"], name="notification_channel_recent"
+            ),
+            # The latest releases of grouped events: digests.last_releases().
+            models.Index(
+                fields=["released_at"],
+                condition=models.Q(released_at__isnull=False),
+                name="notification_released",
             ),
         ]
 

@@ -12,7 +12,7 @@ class DeliveryConfig:
     digest_threshold: int = 5
     digest_seconds: int = 30
     timeout_seconds: float = 10
-    concurrency: int = 4
+    concurrency: int = 8
     batch_size: int = 100
 
     @classmethod
@@ -21,7 +21,7 @@ class DeliveryConfig:
             digest_threshold=settings.ALERT_DIGEST_THRESHOLD,
             digest_seconds=settings.ALERT_DIGEST_SECONDS,
             timeout_seconds=settings.ALERT_DELIVERY_TIMEOUT,
-            concurrency=settings.ALERT_DELIVERY_CONCURRENCY,
+            concurrency=max(1, settings.ALERT_DELIVERY_CONCURRENCY),
         )
 
     @property

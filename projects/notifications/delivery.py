@@ -1,18 +1,21 @@
 """Delivering due notifications: claim, send, record, reschedule.
 
 `deliver_due()` is one step that tests call directly; the tasks in
-`projects.notifications.tasks` run it on the tasks process. A row is
-claimed with a compare-and-set on `claimed_until`, sent with no
-transaction open, and its attempt recorded in a short transaction of its
-own, so a slow receiver holds up neither the database nor other rows.
+`projects.notifications.tasks` run it on the tasks process. Sends run on
+a pool of ALERT_DELIVERY_CONCURRENCY seats: a row is claimed (a
+compare-and-set on `claimed_until`) just before it takes a free seat, sent
+with no transaction open, and its attempt recorded as soon as its send
+ends, when the seat takes the next row. A receiver that never answers
+holds one seat until its timeout; the others go on.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -21,13 +24,16 @@ from django.utils import timezone
 
 from projects.models import Notification
 from projects.notifications import digests, transports
+from projects.notifications.attempts import Result, Sender
 from projects.notifications.config import DeliveryConfig
-from projects.notifications.outgoing import DeliveryError, Outgoing, Sent
+from projects.notifications.outgoing import DeliveryError, Outgoing
 from projects.notifications.recording import record
 
 logger = logging.getLogger(__name__)
 
-Sender = Callable[..., Sent]
+# While every seat waits on a send, look this often for rows that fell due
+# meanwhile (a lone alert must not wait behind a receiver that hangs).
+REFILL_SECONDS = 0.5
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -36,41 +42,52 @@ class Wake:
     channel_id: int
 
 
-@dataclass(frozen=True, slots=True)
-class Result:
-    """What one send came to, for the delivery log."""
-
-    notification: Notification
-    attempted_at: datetime
-    duration_ms: int
-    sent: Sent | None = None
-    error: DeliveryError | None = None
-
-
 def deliver_due(
     *,
     now: Callable[[], datetime] = timezone.now,
     sender: Sender = transports.send,
     config: DeliveryConfig | None = None,
 ) -> int:
-    """Sends every notification due now, up to one batch; returns how many
-    sends were attempted. Rows are claimed a few at a time, just before
-    they are sent, so a claim stays short and a crashed run's rows are
-    soon taken again."""
+    """Sends every notification due now, up to `batch_size` sends; returns
+    how many sends were attempted. Only this thread touches the database:
+    the seats send."""
     config = config or DeliveryConfig.from_settings()
-    ids = due_ids(now(), config)
+    due = deque(due_ids(now(), config))
+    seats: dict[Future[Result], Notification] = {}
     attempted = 0
-    for start in range(0, len(ids), config.concurrency):
-        claimed = claim(ids[start : start + config.concurrency], now(), config)
-        claimed = [n for n in claimed if not skipped(n, now())]
-        for result in send_all(claimed, sender=sender, config=config, now=now):
-            record(result, now=now())
-            attempted += 1
+    with ThreadPoolExecutor(config.concurrency, thread_name_prefix="deliver") as pool:
+        while due or seats:
+            while due and len(seats) < config.concurrency:
+                notification = take(due.popleft(), now(), config)
+                if notification is not None:
+                    send = pool.submit(
+                        send_one, notification, sender=sender, config=config, now=now
+                    )
+                    seats[send] = notification
+            if not seats:
+                continue
+            ended, _ = wait(seats, timeout=REFILL_SECONDS, return_when=FIRST_COMPLETED)
+            for send in ended:
+                del seats[send]
+                record(send.result(), now=now())
+                attempted += 1
+            if not due and attempted + len(seats) < config.batch_size:
+                # Rows in flight are claimed, so they are not found again.
+                due.extend(due_ids(now(), config))
     return attempted
 
 
+def take(pk: int, now: datetime, config: DeliveryConfig) -> Notification | None:
+    """The row, claimed for a seat; None when another deliverer has it or
+    its channel no longer wants it."""
+    claimed = claim([pk], now, config)
+    if not claimed or skipped(claimed[0], now):
+        return None
+    return claimed[0]
+
+
 def due_ids(now: datetime, config: DeliveryConfig) -> list[int]:
-    """Rows due now: retries and ungrouped events, then closed windows."""
+    """Rows due now: retries and ungrouped events, then released ones."""
     ids = list(
         _claimable(now)
         .filter(next_attempt_at__lte=now)
@@ -79,7 +96,7 @@ def due_ids(now: datetime, config: DeliveryConfig) -> list[int]:
         .values_list("id", flat=True)[: config.batch_size]
     )
     for window in digests.windows(now, config):
-        if window.closes_at > now or len(ids) >= config.batch_size:
+        if window.releases_at > now or len(ids) >= config.batch_size:
             break
         ids += digests.release(window, config, now)
     return ids[: config.batch_size]
@@ -98,15 +115,17 @@ def claim(ids: list[int], now: datetime, config: DeliveryConfig) -> list[Notific
 def next_wake(now: datetime, config: DeliveryConfig) -> Wake | None:
     """When something next falls due, and for which channel: a retry or a
     digest window closing. None when nothing is pending."""
+    # A row another run holds is that run's to finish (or, if the run died,
+    # the sweeper's once its claim expires).
     retry = (
-        Notification.objects.filter(state=Notification.State.PENDING)
+        _claimable(now)
         .exclude(digests.waiting_for_group())
         .order_by("next_attempt_at")
         .values_list("next_attempt_at", "channel_id")
         .first()
     )
     wakes = [Wake(*retry)] if retry else []
-    wakes += [Wake(w.closes_at, w.channel_id) for w in digests.windows(now, config)]
+    wakes += [Wake(w.releases_at, w.channel_id) for w in digests.windows(now, config)]
     return min(wakes, default=None)
 
 
@@ -131,28 +150,6 @@ def skipped(notification: Notification, now: datetime) -> bool:
             state=Notification.State.DROPPED, last_error=reason, claimed_until=None
         )
     return bool(reason)
-
-
-def send_all(
-    notifications: list[Notification],
-    *,
-    sender: Sender,
-    config: DeliveryConfig,
-    now: Callable[[], datetime] = timezone.now,
-) -> list[Result]:
-    """Sends on a few threads, so one receiver that never answers holds up
-    one thread for its timeout, not the whole batch."""
-    if not notifications:
-        return []
-
-    def one(notification: Notification) -> Result:
-        return send_one(notification, sender=sender, config=config, now=now)
-
-    with ThreadPoolExecutor(
-        max_workers=min(config.concurrency, len(notifications)),
-        thread_name_prefix="deliver",
-    ) as pool:
-        return list(pool.map(one, notifications))
 
 
 def send_one(

@@ -1,102 +1,183 @@
-"""Storms: many opened (or resolved) events for one channel in a short
-window go out as one digest instead of one message each.
+"""Alerts in seconds, storms in one digest.
 
-A window opens with a channel's oldest waiting event of a kind and lasts
-ALERT_DIGEST_SECONDS; when it closes, more than ALERT_DIGEST_THRESHOLD
-events in it become one digest row (the covered rows point at it), fewer
-are sent one by one. Windows are worked out from the pending rows alone,
-so a restart loses nothing and a second deliverer reaches the same answer.
+Grouped events (incident opened, resolved, escalated) wait in the outbox
+until the deliverer releases them. Per channel and event, with D =
+ALERT_DIGEST_SECONDS and T = ALERT_DIGEST_THRESHOLD:
+
+1. Quiet (nothing of the kind released to the channel in the last D
+   seconds): the oldest waiting event goes at once, alone; a lone outage
+   is told in seconds. Should more than T already be waiting (a storm
+   caught in one batch), they all go at once as one digest instead.
+2. A release opens a window of D seconds. Events arriving inside it wait
+   for it to close, then go together: one by one when there are at most
+   T of them, else as one digest. That release opens the next window.
+
+So a storm reaches each channel as its first event plus one digest, and
+one more message per D seconds while it goes on; after D quiet seconds
+the next event is sent at once again. Two events at the same moment: the
+first at once, the second when the window closes. D = 0 sends every
+event at once, alone, and never a digest.
+
+Windows are worked out from the rows alone (`released_at` and the waiting
+rows), so a restart loses nothing; a release runs in a transaction that
+locks the channel's row, so of two deliverers one releases and the other
+finds the window open.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from itertools import groupby
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Max, Min, Q
 
-from projects.models import Notification
+from projects.models import Notification, NotificationChannel
 from projects.notifications.config import DeliveryConfig
 
-GROUPED_EVENTS = (Notification.Event.OPENED, Notification.Event.RESOLVED)
+Event = Notification.Event
+GROUPED_EVENTS = (Event.OPENED, Event.RESOLVED, Event.ESCALATED)
 
 
 @dataclass(frozen=True, slots=True)
 class Window:
+    """A channel's waiting events of one kind and when they may go."""
+
     channel_id: int
     event: str
-    closes_at: datetime
-    ids: tuple[int, ...]
+    releases_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    id: int
+    created_at: datetime
 
 
 def waiting_for_group() -> Q:
-    """Rows that wait for their window: grouped events not tried yet."""
-    return Q(event__in=GROUPED_EVENTS, attempts=0)
+    """Rows that wait for their release: grouped events never released nor
+    tried."""
+    return Q(event__in=GROUPED_EVENTS, released_at=None, attempts=0)
 
 
 def windows(now: datetime, config: DeliveryConfig) -> list[Window]:
-    """Every window of unclaimed, untried grouped events, oldest first."""
-    rows = (
-        Notification.objects.filter(state=Notification.State.PENDING)
-        .filter(waiting_for_group())
-        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lte=now))
-        .order_by("channel_id", "event", "created_at", "id")
-        .values_list("channel_id", "event", "created_at", "id")
+    """When each channel's waiting events of each kind may go, soonest
+    first; due ones have `releases_at` <= now."""
+    rows = list(
+        _waiting(now)
+        .order_by("channel_id", "event")
+        .values_list("channel_id", "event")
+        .annotate(oldest=Min("created_at"))
     )
-    found = []
-    for (channel_id, event), group in groupby(rows, key=lambda row: row[:2]):
-        found += _split(channel_id, event, list(group), config)
-    return sorted(found, key=lambda window: window.closes_at)
+    if not rows:
+        return []
+    oldest = min(created for *_, created in rows)
+    last = last_releases(since=oldest - _length(config))
+    found = [
+        Window(
+            channel_id, event, releases_at(last.get((channel_id, event)), now, config)
+        )
+        for channel_id, event, _ in rows
+    ]
+    return sorted(found, key=lambda window: window.releases_at)
 
 
-def _split(channel_id, event, rows, config: DeliveryConfig) -> list[Window]:
-    found = []
-    length = timedelta(seconds=config.digest_seconds)
-    while rows:
-        closes_at = rows[0][2] + length
-        inside = [row for row in rows if row[2] < closes_at] or rows[:1]
-        found.append(Window(channel_id, event, closes_at, tuple(r[3] for r in inside)))
-        rows = rows[len(inside) :]
-    return found
+def releases_at(last: datetime | None, now: datetime, config: DeliveryConfig):
+    """Quiet: now. Inside the window the last release opened: its end."""
+    if last is None or last + _length(config) <= now:
+        return now
+    return last + _length(config)
+
+
+def last_releases(*, since: datetime) -> dict[tuple[int, str], datetime]:
+    """{(channel id, event): its latest release} of releases after `since`."""
+    rows = (
+        Notification.objects.filter(event__in=GROUPED_EVENTS, released_at__gt=since)
+        .values("channel_id", "event")
+        .annotate(last=Max("released_at"))
+        .values_list("channel_id", "event", "last")
+        .order_by()
+    )
+    return {(channel_id, event): last for channel_id, event, last in rows}
 
 
 def release(window: Window, config: DeliveryConfig, now: datetime) -> list[int]:
-    """Turns a closed window into what to send: the ids to send one by one,
-    or a digest's id. Returns [] when another deliverer got there first."""
-    if len(window.ids) <= config.digest_threshold:
-        return list(window.ids)
+    """Releases the window's events as the rule says: the ids to send one by
+    one, or a digest's id. Returns [] when it is not due (another
+    deliverer released meanwhile) or nothing waits any more."""
     with transaction.atomic():
-        digest = _create_digest(window, now)
-        covered = _cover(window, digest, now)
-        if covered != len(window.ids):
-            transaction.set_rollback(True)
+        # Serialises releases per channel (SQLite's write lock does already).
+        list(
+            NotificationChannel.objects.select_for_update().filter(pk=window.channel_id)
+        )
+        key = (window.channel_id, window.event)
+        waiting = [
+            Waiting(pk, created)
+            for pk, created in _waiting(now)
+            .filter(channel_id=window.channel_id, event=window.event)
+            .order_by("created_at", "id")
+            .values_list("id", "created_at")
+        ]
+        if not waiting:
             return []
-    return [digest.pk]
+        last = last_releases(since=waiting[0].created_at - _length(config)).get(key)
+        if releases_at(last, now, config) > now:
+            return []
+        return _release(window, chosen(waiting, last, config), config, now)
 
 
-def _create_digest(window: Window, now: datetime) -> Notification:
-    rows = list(
-        Notification.objects.filter(pk__in=window.ids).order_by("created_at", "id")
+def chosen(
+    waiting: list[Waiting], last: datetime | None, config: DeliveryConfig
+) -> tuple[list[Waiting], bool]:
+    """What goes now of a due group (oldest first), and whether as a digest:
+    the rule of this module's docstring, as a pure function."""
+    if not config.digest_seconds:  # no windows: everything at once, alone
+        return waiting, False
+    if len(waiting) > config.digest_threshold:
+        return waiting, True
+    held = last is not None and waiting[0].created_at < last + _length(config)
+    if held:
+        return waiting, False
+    return waiting[:1], False
+
+
+def _release(window, choice, config, now) -> list[int]:
+    rows, as_digest = choice
+    ids = [row.id for row in rows]
+    digest = _create_digest(window, ids, now) if as_digest else None
+    changes = {"released_at": now}
+    if digest is not None:
+        changes |= {"state": Notification.State.DIGESTED, "digest": digest}
+    released = _waiting(now).filter(pk__in=ids).update(**changes)
+    if released != len(ids):
+        # The writer held some (the monitor is cut off): next time.
+        transaction.set_rollback(True)
+        return []
+    return [digest.pk] if digest is not None else ids
+
+
+def _waiting(now: datetime):
+    """Unclaimed pending rows waiting for their release."""
+    return (
+        Notification.objects.filter(state=Notification.State.PENDING)
+        .filter(waiting_for_group())
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lte=now))
     )
+
+
+def _length(config: DeliveryConfig) -> timedelta:
+    return timedelta(seconds=config.digest_seconds)
+
+
+def _create_digest(window: Window, ids: list[int], now: datetime) -> Notification:
+    rows = list(Notification.objects.filter(pk__in=ids).order_by("created_at", "id"))
     return Notification.objects.create(
         key=f"digest:{window.channel_id}:{rows[0].key}"[:200],
-        event=Notification.Event.DIGEST,
+        event=Event.DIGEST,
         channel_id=window.channel_id,
         payload=digest_payload(window.event, [row.payload for row in rows], now),
         created_at=now,
         next_attempt_at=now,
-    )
-
-
-def _cover(window: Window, digest: Notification, now: datetime) -> int:
-    return (
-        Notification.objects.filter(
-            pk__in=window.ids, state=Notification.State.PENDING, attempts=0
-        )
-        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lte=now))
-        .update(state=Notification.State.DIGESTED, digest=digest)
     )
 
 
@@ -105,7 +186,7 @@ def digest_payload(event: str, payloads: list[dict], now: datetime) -> dict:
     links, in the order they happened."""
     return {
         "version": 1,
-        "event": Notification.Event.DIGEST.value,
+        "event": Event.DIGEST.value,
         "occurred_at": now.isoformat(),
         "digest": {
             "of": str(event),

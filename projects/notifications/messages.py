@@ -20,6 +20,7 @@ TITLES = {
     "incident.resolved": "UP again: {name}",
     "incident.reminder": "Still down: {name}",
     "incident.acknowledged": "Acknowledged: {name}",
+    "incident.escalated": "DOWN, nobody has acknowledged: {name}",
     "test": "Test notification",
     "monitor.unreachable": "The monitor cannot reach most of its targets",
     "monitor.reachable": "The monitor reaches its targets again",
@@ -35,6 +36,7 @@ CERTIFICATE_TITLES = {
 DIGEST_TITLES = {
     "incident.opened": "{count} projects down",
     "incident.resolved": "{count} projects up again",
+    "incident.escalated": "{count} projects down, nobody has acknowledged",
 }
 
 

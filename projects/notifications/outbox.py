@@ -8,8 +8,10 @@ delivers the rows; nothing here sends anything.
 
 Who hears of what:
 - incident.opened: the project's channels;
+- incident.escalated: the channels of a step that fired (escalation.py);
 - incident.resolved, .acknowledged, .reminder: the channels that were told
-  it opened (so nobody hears of the end of an outage they never heard of);
+  it opened or escalated (so nobody hears of the end of an outage they
+  never heard of);
 - monitor.* and poller.*: the default channels;
 and never a disabled channel, nor incident.resolved to a channel with
 send_resolved off.
@@ -27,6 +29,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from projects.models import MonitorOutage, Notification, NotificationChannel, Project
+from projects.notifications.payloads import monitor_payload
+from projects.notifications.trigger import request_delivery
 
 Event = Notification.Event
 State = Notification.State
@@ -86,7 +90,7 @@ def queue(
     ]
     Notification.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
     if rows and not held:
-        transaction.on_commit(_request_delivery, robust=True)
+        transaction.on_commit(request_delivery, robust=True)
     return len(rows)
 
 
@@ -116,8 +120,6 @@ def queue_monitor_event(
 ) -> int:
     """Queue news about the monitor itself (monitor.*, poller.*) for the
     default channels; `message` says what happened in words."""
-    from projects.notifications.payloads import monitor_payload
-
     payload = monitor_payload(event, outage, message=message, occurred_at=at)
     return queue_for_default_channels(
         Message(event=event, key=message_key(event, outage.pk), payload=payload)
@@ -141,11 +143,12 @@ def project_channels(project_ids: Iterable[int]) -> dict[int, list[int]]:
 
 
 def told_channels(incident_ids: Iterable[int]) -> dict[int, set[int]]:
-    """{incident id: the channels its incident.opened went to, or will go
-    to}: held and dropped ones were never sent."""
+    """{incident id: the channels its incident.opened or .escalated went
+    to, or will go to}: held and dropped ones were never sent."""
     rows = (
         Notification.objects.filter(
-            incident_id__in=list(incident_ids), event=Event.OPENED
+            incident_id__in=list(incident_ids),
+            event__in=[Event.OPENED, Event.ESCALATED],
         )
         .exclude(state__in=[State.HELD, State.DROPPED])
         .values_list("incident_id", "channel_id")
@@ -187,16 +190,8 @@ def release_held() -> int:
         state=State.PENDING, next_attempt_at=timezone.now()
     )
     if released:
-        transaction.on_commit(_request_delivery, robust=True)
+        transaction.on_commit(request_delivery, robust=True)
     return released
-
-
-def _request_delivery() -> None:
-    """Ask the tasks process for a delivery run now (after commit), rather
-    than at its next sweep."""
-    from projects.notifications.tasks import request_delivery
-
-    request_delivery()
 
 
 def drop_held(incident_ids: Iterable[int]) -> int:

@@ -12,8 +12,8 @@ from datetime import datetime
 from django.urls import reverse
 from django.utils import timezone
 
-from projects.incidents.links import absolute_url, acknowledge_url
 from projects.models import Incident, MonitorOutage
+from projects.notifications.links import absolute_url, acknowledge_url
 from projects.redaction import redact_url
 
 PAYLOAD_VERSION = 1

@@ -6,15 +6,12 @@ from __future__ import annotations
 import logging
 import random
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from django.db import transaction
 
 from projects.models import DeliveryAttempt, Notification, NotificationChannel
 from projects.notifications import backoff
-
-if TYPE_CHECKING:
-    from projects.notifications.delivery import Result
+from projects.notifications.attempts import Result
 
 logger = logging.getLogger(__name__)
 

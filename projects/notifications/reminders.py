@@ -15,11 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from django.db import transaction
 from django.utils import timezone
 
 from projects.maintenance import MaintenanceSchedule
 from projects.models import Incident, Notification
 from projects.notifications.payloads import incident_payload
+from projects.notifications.trigger import request_delivery
 
 REMINDER = Notification.Event.REMINDER
 
@@ -37,9 +39,7 @@ def queue_reminders(*, now: Callable[[], datetime] = timezone.now) -> int:
     fresh = [row for row in rows if row.key not in existing]
     Notification.objects.bulk_create(fresh, ignore_conflicts=True)
     if fresh:
-        from projects.notifications.tasks import request_delivery
-
-        request_delivery()
+        transaction.on_commit(request_delivery, robust=True)
     return len(fresh)
 
 

@@ -15,8 +15,8 @@ from projects.api.serializers.fields import RelatedIdsField, RelatedNamesField
 from projects.api.serializers.forms import FormBackedSerializer
 from projects.dashboard.queries.overview import State
 from projects.forms import ProjectForm
-from projects.incidents.links import absolute_url
 from projects.models import Project, Status, Tag
+from projects.notifications.links import absolute_url
 
 EDITABLE = ProjectForm.Meta.fields
 DATETIMES = {
