@@ -15,6 +15,7 @@ class ProjectsConfig(AppConfig):
             retention_settings_check,
             tasks_settings_check,
         )
+        from projects.incidents.certificates import resolve_when_https_left
         from projects.models import Project
         from projects.notifications.receivers import attach_default_channels
 
@@ -22,6 +23,11 @@ class ProjectsConfig(AppConfig):
             attach_default_channels,
             sender=Project,
             dispatch_uid="projects.attach_default_channels",
+        )
+        post_save.connect(
+            resolve_when_https_left,
+            sender=Project,
+            dispatch_uid="projects.resolve_when_https_left",
         )
         checks.register(tasks_settings_check)
         checks.register(retention_settings_check)

@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.utils import timezone
+
 from projects.models import Incident, Notification, Project
 from projects.notifications import outbox
 from projects.notifications.payloads import incident_payload
@@ -71,8 +73,7 @@ def record_certificates(sightings: Iterable[Sighting]) -> CertificateLedger:
 def resolve_left_https(project: Project, at: datetime) -> Incident | None:
     """Resolve the project's open certificate incident, its URL being no
     longer https: no poll will meet that certificate again. Returns the
-    incident, or None when none was open. Project.save() calls it, in the
-    transaction that stores the new URL."""
+    incident, or None when none was open."""
     incident = (
         Incident.objects.filter(project=project, kind=CERTIFICATE, resolved_at=None)
         .select_related("acknowledged_by")
@@ -91,6 +92,16 @@ def resolve_left_https(project: Project, at: datetime) -> Incident | None:
         [_message(Event.RESOLVED, incident, at, sentence=sentence)]
     )
     return incident
+
+
+def resolve_when_https_left(sender, instance: Project, created: bool, **kwargs) -> None:
+    """post_save of Project (connected in ProjectsConfig.ready): a project
+    saved with a URL that is no longer https has its certificate incident
+    resolved, in the transaction that stores the new URL when the save runs
+    in one (the admin's and the API's do). A receiver, not a call from
+    Project.save(), so the models never import the incidents package."""
+    if not created and not instance.url.lower().startswith("https://"):
+        resolve_left_https(instance, timezone.now())
 
 
 def _worth_warning(sighting: Sighting, project: Project | None, warned: set) -> bool:

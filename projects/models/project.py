@@ -319,18 +319,12 @@ class Project(NamedInTeam):
                 self.ping_key = uuid.uuid4()
             if self.ping_deadline is None:
                 self.restart_heartbeat(timezone.now())
-        left_https = not self._state.adding and not self.url.lower().startswith(
-            "https://"
-        )
-        if self.tls_expires_at and left_https:
-            # A certificate this project's polls no longer meet.
+        if self.tls_expires_at and not self.url.lower().startswith("https://"):
+            # A certificate this project's polls no longer meet. (Its open
+            # certificate incident is resolved on post_save, by
+            # projects.incidents.certificates.resolve_when_https_left.)
             self.tls_expires_at = None
         super().save(*args, **kwargs)
-        if left_https:
-            # Imported here: the incidents package imports the models.
-            from projects.incidents.certificates import resolve_left_https
-
-            resolve_left_https(self, timezone.now())
 
     def get_absolute_url(self) -> str:
         return reverse("dashboard:project", args=[self.pk])
