@@ -18,7 +18,11 @@ from projects.models import HousekeepingRun, PollResultRow, Project, Region, Tag
 from projects.notifications.escalation_admin import EscalationStepInline
 from projects.signals import projects_bulk_changed
 from projects.status_admin import BadgeAdminMixin
-from projects.teams.admin_scoping import TeamScopedAdmin, admin_actor
+from projects.teams.admin_scoping import (
+    TeamScopedAdmin,
+    TeamScopedInline,
+    admin_actor,
+)
 from projects.teams.audit import Actor, record, snapshot
 
 RECENT_RESULTS_SHOWN = 20
@@ -49,6 +53,11 @@ def status_badge(status: str) -> SafeString:
     )
 
 
+class TeamEscalationStepInline(TeamScopedInline, EscalationStepInline):
+    """Escalation steps offer only the team's channels: a team's incidents
+    never reach another team's channel."""
+
+
 @admin.register(Project)
 class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
     form = ProjectForm
@@ -74,7 +83,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
     search_fields = ["name", "url"]
     filter_horizontal = ["tags"]
     actions = ["enable_projects", "disable_projects", "regenerate_badge_keys"]
-    inlines = [EscalationStepInline]
+    inlines = [TeamEscalationStepInline]
     readonly_fields = [
         "ping_url",
         "last_polled_at",

@@ -308,3 +308,17 @@ def test_a_managers_member_form_lists_only_the_teams_people(a, b):
 
     offered = {user.username for user in form.form.fields["user"].queryset}
     assert offered == {"mona", "vera"}
+
+
+def test_escalation_steps_offer_only_the_teams_channels(a, b):
+    editor = client_of(member(a.team, Role.EDITOR, "eddie"))
+
+    page = editor.get(admin_change(a.project))
+
+    [steps] = [
+        formset
+        for formset in page.context["inline_admin_formsets"]
+        if formset.formset.model.__name__ == "EscalationStep"
+    ]
+    offered = steps.formset.empty_form.fields["channels"].queryset
+    assert {channel.name for channel in offered} == {a.channel.name}
