@@ -88,7 +88,8 @@ def writes(team_objects) -> list[tuple[str, str]]:
         f"{API}/tags/{t.tag.pk}/",
     ]:
         changes += [("put", url), ("patch", url), ("delete", url)]
-    return changes + [
+    return [
+        *changes,
         ("post", f"{API}/projects/{t.project.pk}/pause/"),
         ("post", f"{API}/projects/{t.project.pk}/resume/"),
         ("post", f"{API}/incidents/{t.incident.pk}/acknowledge/"),
