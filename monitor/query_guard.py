@@ -12,8 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    JsonResponse,
+)
 
+API_PREFIX = "/api/"
 MAX_INTEGER = 2**63 - 1
 DATE_PARTS = {"__year": (1, 9999), "__month": (1, 12), "__day": (1, 31)}
 
@@ -25,20 +31,37 @@ class QueryGuardMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         problem = query_problem(request.GET.lists())
         if problem:
+            if request.path.startswith(API_PREFIX):
+                # The API answers in JSON only, its errors by parameter.
+                return JsonResponse({problem.name: [problem.message]}, status=400)
             return HttpResponseBadRequest(f"{problem}\n", content_type="text/plain")
         return self.get_response(request)
 
 
-def query_problem(items) -> str | None:
+class QueryProblem(str):
+    """Why a query cannot be used (the text), and which parameter."""
+
+    name: str
+    message: str
+
+    def __new__(cls, name: str, message: str) -> QueryProblem:
+        problem = super().__new__(cls, message)
+        problem.name, problem.message = name, message
+        return problem
+
+
+def query_problem(items) -> QueryProblem | None:
     """Why these (name, values) pairs cannot be used; None when they can."""
     for name, values in items:
         for value in [name, *values]:
             if "\x00" in value:
-                return "a query value contains a NUL character"
+                return QueryProblem(
+                    name.replace("\x00", ""), "a query value contains a NUL character"
+                )
         for value in values:
             problem = _value_problem(name, value)
             if problem:
-                return problem
+                return QueryProblem(name, problem)
     return None
 
 

@@ -394,7 +394,8 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Uptime monitor API",
     "DESCRIPTION": "Projects, their polls and uptime, incidents, channels, "
     "maintenance windows and tags. Send `Authorization: Bearer <key>`; "
-    "make a key with `manage.py createapikey NAME --scope read|write`.",
+    "make a key with `manage.py createapikey NAME --scope read|write "
+    "--team SLUG`. A key sees and changes only its team's objects.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": "/api/v1",

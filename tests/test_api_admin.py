@@ -6,8 +6,10 @@ from __future__ import annotations
 import logging
 import re
 
-from projects.models import ApiKey
+from projects.models import ApiKey, AuditEntry, Role
 from projects.models.api_keys import hash_key
+from projects.teams.audit import MASK
+from tests.teams import client_of, make_team, member
 
 ADD = "/admin/projects/apikey/add/"
 LIST = "/admin/projects/apikey/"
@@ -62,3 +64,59 @@ def test_no_log_line_carries_a_key(read_api, caplog):
 
     assert caplog.records  # the refusals were logged
     assert read_api.key not in caplog.text
+
+
+# Teams: a key is its team's, managed by the team's managers ----------------
+
+
+def test_a_manager_makes_keys_for_their_team_and_sees_only_its_keys(db):
+    a, b = make_team("alpha"), make_team("bravo")
+    bravo_key, _ = ApiKey.issue("bravo-script", "read", b.team)
+    manager = client_of(member(a.team, Role.MANAGER, "mona"))
+
+    made = manager.post(ADD, {"name": "alpha-ci", "scope": "write"})
+
+    assert made.status_code == 200
+    assert re.search(r'value="(um_[A-Za-z0-9_-]+)"', made.content.decode())
+    assert ApiKey.objects.get(name="alpha-ci").team == a.team
+    listing = manager.get(LIST).content.decode()
+    assert "alpha-ci" in listing
+    assert "bravo" not in listing
+    foreign = manager.get(f"{LIST}{bravo_key.pk}/change/", follow=True)
+    assert "bravo-script" not in foreign.content.decode()
+    manager.post(LIST, {"action": "revoke", "_selected_action": [bravo_key.pk]})
+    bravo_key.refresh_from_db()
+    assert bravo_key.revoked_at is None
+
+
+def test_only_managers_see_make_or_revoke_keys(db):
+    a = make_team("alpha")
+    api_key, _ = ApiKey.issue("alpha-script", "write", a.team)
+    for role in (Role.VIEWER, Role.EDITOR):
+        user = client_of(member(a.team, role, f"user-{role}"))
+
+        assert user.get(LIST).status_code == 403, role
+        assert user.post(ADD, {"name": "mine", "scope": "write"}).status_code == 403
+        user.post(LIST, {"action": "revoke", "_selected_action": [api_key.pk]})
+
+    api_key.refresh_from_db()
+    assert api_key.revoked_at is None
+    assert list(ApiKey.objects.values_list("name", flat=True)) == ["alpha-script"]
+
+
+def test_making_and_revoking_a_key_is_in_the_audit_log(db):
+    a = make_team("alpha")
+    manager = client_of(member(a.team, Role.MANAGER, "mona"))
+    manager.post(ADD, {"name": "alpha-ci", "scope": "write"})
+    api_key = ApiKey.objects.get()
+
+    manager.post(LIST, {"action": "revoke", "_selected_action": [api_key.pk]})
+
+    made, revoked = AuditEntry.objects.filter(object_type="projects.apikey").order_by(
+        "pk"
+    )
+    assert (made.action, made.actor_name, made.via) == ("created", "mona", "admin")
+    assert {"field": "key_hash", "old": "", "new": MASK} in made.changes
+    assert (revoked.action, revoked.actor_name) == ("changed", "mona")
+    assert [c["field"] for c in revoked.changes] == ["revoked_at"]
+    assert api_key.key_hash not in str(made.changes)

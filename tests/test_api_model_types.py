@@ -10,6 +10,9 @@ from django.core.exceptions import ValidationError
 
 from projects.models import Project
 
+# A project's team defaults to the install's first, read from the database.
+pytestmark = pytest.mark.django_db
+
 
 @pytest.mark.parametrize(
     ("field", "value", "message"),

@@ -346,9 +346,7 @@ def test_status_is_503_when_the_database_does_not_answer(db, monkeypatch):
 def test_any_endpoint_is_a_json_503_when_the_database_does_not_answer(
     read_api, monkeypatch
 ):
-    from projects.api.views.catalog import TagViewSet
-
-    monkeypatch.setattr(TagViewSet, "queryset", Unreachable())
+    monkeypatch.setattr(Tag, "objects", Unreachable())
 
     response = read_api.get("/api/v1/tags/")
 

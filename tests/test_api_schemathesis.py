@@ -22,7 +22,15 @@ from schemathesis.checks import not_a_server_error, response_schema_conformance
 
 from django.utils import timezone
 
-from projects.models import ApiKey, Incident, NotificationChannel, Project, Tag
+from projects.models import (
+    ApiKey,
+    Incident,
+    NotificationChannel,
+    Project,
+    Tag,
+    Team,
+)
+from projects.models.teams import default_team_id
 
 MAX_EXAMPLES = 25
 CHECKS = [not_a_server_error, response_schema_conformance]
@@ -32,18 +40,26 @@ CHECKS = [not_a_server_error, response_schema_conformance]
 def write_key(transactional_db, settings) -> str:
     # Generated requests far outnumber the default throttle.
     settings.API_THROTTLE = "1000000/min"
-    _, key = ApiKey.issue("schemathesis", "write")
+    _, key = ApiKey.issue("schemathesis", "write")  # of the first team
     return key
 
 
 @pytest.fixture
 def seeded(transactional_db) -> None:
-    """A few objects for the generated ids to find."""
+    """A few objects for the generated ids to find: the key's team's, and
+    another team's (which the key must not find, without a 5xx)."""
     now = timezone.now()
-    project = Project.objects.create(name="seed", url="http://127.0.0.1:9/")
-    Tag.objects.create(name="seed")
-    NotificationChannel.objects.create(name="seed", kind="email", url="a@b.org")
-    Incident.objects.create(project=project, started_at=now, confirmed_at=now)
+    own = Team.objects.get(pk=default_team_id())
+    other = Team.objects.create(name="Other", slug="other")
+    for team in (own, other):
+        project = Project.objects.create(
+            team=team, name="seed", url="http://127.0.0.1:9/"
+        )
+        Tag.objects.create(team=team, name="seed")
+        NotificationChannel.objects.create(
+            team=team, name="seed", kind="email", url="a@b.org"
+        )
+        Incident.objects.create(project=project, started_at=now, confirmed_at=now)
 
 
 def exercise(operation, headers: dict, calls: Counter) -> None:

@@ -1,15 +1,17 @@
-"""The audit log: each change through the admin or an import is recorded
-with its author and what changed, field by field, secrets masked; it shows
-on the object's admin page, and a team's managers read the team's log."""
+"""The audit log: each change through the admin, the API or an import is
+recorded with its author and what changed, field by field, secrets masked;
+it shows on the object's admin page, and a team's managers read the team's
+log."""
 
 from __future__ import annotations
 
 import pytest
+from rest_framework.test import APIClient
 
 from django.urls import reverse
 
 from projects.as_code.apply import import_projects
-from projects.models import AuditEntry, Role
+from projects.models import ApiKey, AuditEntry, Role
 from projects.teams.audit import MASK
 from tests.teams import client_of, make_team, member
 
@@ -145,3 +147,27 @@ def test_a_projects_headers_are_recorded_masked(a):
     entry = AuditEntry.objects.get(object_id=str(a.project.pk))
     assert entry.changes == [{"field": "headers", "old": "", "new": MASK}]
     assert "tok-123" not in str(entry.changes)
+
+
+def test_a_projects_log_shows_an_admin_change_and_an_api_change_with_authors(a):
+    editor = client_of(member(a.team, Role.EDITOR, "eddie"))
+    data = posted(editor.get(change(a.project)).context["adminform"].form)
+    data.update(name="alpha-renamed")
+    assert editor.post(change(a.project), data).status_code == 302
+    _, key = ApiKey.issue("deploy-bot", "write", a.team)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+
+    response = api.patch(
+        f"/api/v1/projects/{a.project.pk}/",
+        {"url": "http://127.0.0.1:9/by-api"},
+        format="json",
+    )
+
+    assert response.status_code == 200
+    page = editor.get(change(a.project)).content.decode()
+    assert "eddie (admin)" in page
+    assert "name: alpha-site → alpha-renamed" in page
+    assert "deploy-bot (api)" in page
+    assert "url: http://127.0.0.1:9/alpha-path → http://127.0.0.1:9/by-api" in page
+    assert key not in page

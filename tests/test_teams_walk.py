@@ -1,18 +1,22 @@
-"""Every page of the dashboard and the admin, walked as a viewer of team A:
-nothing of team B is listed, shown or changeable, and every write is
-refused. The admin's pages come from its registry, so a model registered
-later is walked too."""
+"""Every page of the dashboard and the admin, walked as a viewer of team A,
+and every URL of the API, as team A's read key and write key: nothing of
+team B is listed, shown or changeable, and every write is refused. The
+admin's pages come from its registry and the API's from its router, so a
+model or resource added later is walked too."""
 
 from __future__ import annotations
 
 import contextlib
 
 import pytest
+from rest_framework.test import APIClient
 
 from django.contrib import admin
 from django.urls import NoReverseMatch, reverse
 
+from projects.api.urls import router as api_router
 from projects.models import (
+    ApiKey,
     Incident,
     MaintenanceWindow,
     Membership,
@@ -27,11 +31,13 @@ from projects.models import (
     Tag,
     Team,
 )
+from projects.teams.scoping import for_team
 from tests.teams import client_of, make_team, member
 
 pytestmark = pytest.mark.django_db
 
 WATCHED = [
+    ApiKey,
     Team,
     Membership,
     Project,
@@ -159,4 +165,75 @@ def test_every_write_is_refused_to_a_viewer(viewer, a, b):
         assert posted.status_code == 403
 
     assert refused > 60
+    assert snapshot() == before
+
+
+# The API, as team A's read key and write key --------------------------------
+
+
+def api_client(team, scope: str) -> APIClient:
+    _, key = ApiKey.issue(f"{team.slug}-{scope}", scope, team)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    return client
+
+
+def api_urls(team) -> list[str]:
+    """The list URL of every resource the API's router serves, and the
+    detail and action URLs of each of `team`'s objects: a resource added
+    later is walked too."""
+    urls = []
+    for prefix, viewset, _ in api_router.registry:
+        model = viewset.serializer_class.Meta.model
+        base = f"/api/v1/{prefix}/"
+        urls.append(base)
+        for pk in for_team(model._default_manager.all(), team).values_list(
+            "pk", flat=True
+        ):
+            urls.append(f"{base}{pk}/")
+            urls += [
+                f"{base}{pk}/{extra.url_path}/" for extra in viewset.get_extra_actions()
+            ]
+    for pk in for_team(Project.objects.all(), team).values_list("pk", flat=True):
+        urls += [f"/api/v1/projects/{pk}/results/", f"/api/v1/projects/{pk}/uptime/"]
+    return urls
+
+
+def is_list(url: str) -> bool:
+    return url.count("/") == 4  # /api/v1/name/
+
+
+@pytest.mark.parametrize("scope", ["read", "write"])
+def test_an_api_key_of_a_reads_nothing_of_b(a, b, scope):
+    client = api_client(a.team, scope)
+    urls = api_urls(a.team) + api_urls(b.team)
+    assert len(urls) > 30
+
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code < 500, url
+        assert "bravo" not in response.content.decode().lower(), url
+        assert b.channel.secret not in response.content.decode(), url
+    for url in api_urls(b.team):
+        if not is_list(url):
+            assert client.get(url).status_code in (404, 405), url
+
+
+@pytest.mark.parametrize("scope", ["read", "write"])
+def test_an_api_key_of_a_changes_nothing_of_b(a, b, scope):
+    client = api_client(a.team, scope)
+    client.get("/api/v1/tags/")  # the key's last_used_at is written now
+    before = snapshot()
+    tried = 0
+
+    for url in api_urls(b.team):
+        if is_list(url):
+            continue  # a create there would be A's
+        for method in ("put", "patch", "delete", "post"):
+            response = getattr(client, method)(url, {"name": "hacked"}, format="json")
+            tried += 1
+            refused = (403,) if scope == "read" else (404, 405)
+            assert response.status_code in refused, (method, url)
+
+    assert tried > 30
     assert snapshot() == before

@@ -31,7 +31,10 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             )
         api_key = (
             ApiKey.objects.filter(key_hash=hash_key(key.strip()), revoked_at=None)
-            .only("pk", "scope", "last_used_at")
+            # Its team scopes every query (projects/api/teams.py); its name
+            # signs the audit log.
+            .select_related("team")
+            .only("pk", "name", "scope", "last_used_at", "team")
             .first()
         )
         if api_key is None:

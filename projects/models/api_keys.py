@@ -15,6 +15,8 @@ from datetime import datetime, timedelta
 from django.db import models
 from django.utils import timezone
 
+from projects.models.teams import Team, team_field
+
 # A key's prefix says what it is in logs of the caller's own scripts and
 # in secret scanners; the rest is 43 URL-safe characters (32 bytes).
 KEY_PREFIX = "um_"
@@ -33,6 +35,8 @@ class ApiKey(models.Model):
         READ = "read", "Read only"
         WRITE = "write", "Read and write"
 
+    # The key sees and changes only its team's objects (projects/api/).
+    team = team_field()
     name = models.CharField(max_length=200, help_text="Who or what uses it.")
     scope = models.CharField(max_length=5, choices=Scope, default=Scope.READ)
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
@@ -53,9 +57,14 @@ class ApiKey(models.Model):
         return f"{self.name} ({self.prefix}…)"
 
     @classmethod
-    def issue(cls, name: str, scope: str) -> tuple[ApiKey, str]:
-        """A new saved key and its clear text, which is never stored."""
+    def issue(
+        cls, name: str, scope: str, team: Team | None = None
+    ) -> tuple[ApiKey, str]:
+        """A new saved key of `team` (the install's first when None) and
+        its clear text, which is never stored."""
         api_key = cls(name=name, scope=scope)
+        if team is not None:
+            api_key.team = team
         key = api_key.set_new_key()
         api_key.save()
         return api_key, key

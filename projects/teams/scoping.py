@@ -17,6 +17,7 @@ from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 
 from projects.models import (
+    ApiKey,
     AuditEntry,
     DeliveryAttempt,
     HourlyRollup,
@@ -135,3 +136,6 @@ def _choose_team(request: HttpRequest) -> Team | None:
         if team is not None:
             return team
     return teams.order_by("pk").first()
+
+
+register(ApiKey, "team")  # a key sees only its team's objects (projects/api/)

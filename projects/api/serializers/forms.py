@@ -15,6 +15,8 @@ from rest_framework import serializers
 from django import forms
 from django.db import models, transaction
 
+from projects.api.teams import scoped_form_class
+
 # Django's words for the type errors DRF also catches, so the two agree.
 TYPE_MESSAGES = {
     serializers.IntegerField: {"invalid": "Enter a whole number."},
@@ -64,6 +66,13 @@ class FormBackedSerializer(StrictFieldsMixin, serializers.ModelSerializer):
 
     form_class: type[forms.ModelForm]
 
+    def get_form_class(self) -> type[forms.ModelForm]:
+        """The form, for the request's key: its team's objects only."""
+        request = self.context.get("request")
+        if request is None:
+            return self.form_class
+        return scoped_form_class(self.form_class, request)
+
     def build_standard_field(self, field_name: str, model_field: models.Field):
         field_class, kwargs = super().build_standard_field(field_name, model_field)
         for key in FORM_CHECKED:
@@ -78,16 +87,15 @@ class FormBackedSerializer(StrictFieldsMixin, serializers.ModelSerializer):
     def validate(self, attrs: dict) -> dict:
         # instance=None on create, as in the admin's add form, whose
         # initial values (ProjectForm's default channels) then apply.
-        unbound = self.form_class(instance=self.instance)
+        form_class = self.get_form_class()
+        unbound = form_class(instance=self.instance)
         data = current_form_data(unbound)
         for name, value in attrs.items():
             if name in data:
                 data[name] = self.form_value(name, value)
         # The same initial values: what the admin compares a save with
         # (changed_data), read once.
-        form = self.form_class(
-            data=data, instance=self.instance, initial=unbound.initial
-        )
+        form = form_class(data=data, instance=self.instance, initial=unbound.initial)
         if not form.is_valid():
             raise serializers.ValidationError(form_errors(form))
         self._form = form

@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from projects.api.serializers.fields import RelatedIdsField, RelatedNamesField
 from projects.api.serializers.forms import FormBackedSerializer
+from projects.api.teams import scoped
 from projects.dashboard.queries.overview import State
 from projects.forms import ProjectForm
 from projects.models import Project, Status, Tag
@@ -127,7 +128,8 @@ class ProjectSerializer(FormBackedSerializer):
 
     def validate_tags(self, names: list[str]) -> list[int]:
         names = list(dict.fromkeys(names))
-        found = dict(Tag.objects.filter(name__in=names).values_list("name", "pk"))
+        tags = scoped(self.context["request"], Tag.objects.filter(name__in=names))
+        found = dict(tags.values_list("name", "pk"))
         missing = [name for name in names if name not in found]
         if missing:
             raise serializers.ValidationError(

@@ -8,18 +8,34 @@ from django.db.models import Prefetch
 
 from projects.api.serializers.maintenance import MaintenanceWindowSerializer
 from projects.api.serializers.tags import TagSerializer
+from projects.api.teams import Audited, scoped
 from projects.models import MaintenanceWindow, Project, Tag
 
 
-class MaintenanceWindowViewSet(viewsets.ModelViewSet):
+class AuditedCrud(Audited, viewsets.ModelViewSet):
+    """Creates and changes go to the audit log; the key's team only."""
+
     lookup_value_regex = "[0-9]+"
+
+    def perform_create(self, serializer) -> None:
+        self.save_audited(None, serializer.save)
+
+    def perform_update(self, serializer) -> None:
+        self.save_audited(serializer.instance, serializer.save)
+
+
+class MaintenanceWindowViewSet(AuditedCrud):
     serializer_class = MaintenanceWindowSerializer
-    queryset = MaintenanceWindow.objects.prefetch_related(
-        Prefetch("projects", queryset=Project.objects.only("pk"))
-    ).order_by("name", "id")
+
+    def get_queryset(self):
+        windows = MaintenanceWindow.objects.prefetch_related(
+            Prefetch("projects", queryset=Project.objects.only("pk"))
+        ).order_by("name", "id")
+        return scoped(self.request, windows)
 
 
-class TagViewSet(viewsets.ModelViewSet):
-    lookup_value_regex = "[0-9]+"
+class TagViewSet(AuditedCrud):
     serializer_class = TagSerializer
-    queryset = Tag.objects.order_by("name")
+
+    def get_queryset(self):
+        return scoped(self.request, Tag.objects.order_by("name"))

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from projects.api.serializers.channels import ChannelSerializer
+from projects.api.teams import Audited, scoped
 from projects.models import Notification, NotificationChannel
 from projects.notifications import outbox
 from projects.notifications.testing import test_payload
@@ -26,11 +27,13 @@ QUEUED = inline_serializer(
 )
 
 
-class ChannelViewSet(viewsets.ModelViewSet):
+class ChannelViewSet(Audited, viewsets.ModelViewSet):
     lookup_value_regex = "[0-9]+"
     serializer_class = ChannelSerializer
-    queryset = NotificationChannel.objects.order_by("name")
     _generated_secret = ""
+
+    def get_queryset(self):
+        return scoped(self.request, NotificationChannel.objects.order_by("name"))
 
     def create(self, request: Request, *args, **kwargs) -> Response:
         response = super().create(request, *args, **kwargs)
@@ -40,8 +43,11 @@ class ChannelViewSet(viewsets.ModelViewSet):
         return response
 
     def perform_create(self, serializer: ChannelSerializer) -> None:
-        serializer.save()
+        self.save_audited(None, serializer.save)
         self._generated_secret = serializer.generated_secret
+
+    def perform_update(self, serializer: ChannelSerializer) -> None:
+        self.save_audited(serializer.instance, serializer.save)
 
     @extend_schema(
         request=None,

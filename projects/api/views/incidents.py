@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from projects.api.serializers.incidents import IncidentSerializer
+from projects.api.teams import scoped
 from projects.api.views import params
 from projects.incidents.acknowledge import acknowledge
 from projects.models import Incident
@@ -31,8 +32,9 @@ class IncidentViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = IncidentSerializer
 
     def get_queryset(self):
-        incidents = Incident.objects.select_related("project").order_by(
-            "-started_at", "-id"
+        incidents = scoped(
+            self.request,
+            Incident.objects.select_related("project").order_by("-started_at", "-id"),
         )
         if self.action != "list":
             return incidents

@@ -17,10 +17,12 @@ from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from projects.api.serializers.projects import ProjectSerializer
+from projects.api.teams import Audited, api_actor, scoped
 from projects.api.views import params
 from projects.dashboard.queries.overview import State, with_state
 from projects.maintenance import MaintenanceSchedule
 from projects.models import NotificationChannel, Project, Tag
+from projects.teams.audit import record, snapshot
 
 LIST_FILTERS = [
     OpenApiParameter("tag", str, description="Projects with this tag (its name)."),
@@ -61,21 +63,21 @@ def add_display_state(project: Project) -> Project:
 
 
 @extend_schema_view(list=extend_schema(parameters=LIST_FILTERS))
-class ProjectViewSet(viewsets.ModelViewSet):
+class ProjectViewSet(Audited, viewsets.ModelViewSet):
     lookup_value_regex = "[0-9]+"
     serializer_class = ProjectSerializer
 
     def get_queryset(self) -> QuerySet[Project]:
-        projects = projects_with_state()
+        projects = scoped(self.request, projects_with_state())
         if self.action != "list":
             return projects
         return filtered(projects, self.request).order_by("name")
 
     def perform_create(self, serializer: ProjectSerializer) -> None:
-        add_display_state(serializer.save())
+        add_display_state(self.save_audited(None, serializer.save))
 
     def perform_update(self, serializer: ProjectSerializer) -> None:
-        add_display_state(serializer.save())
+        add_display_state(self.save_audited(serializer.instance, serializer.save))
 
     @extend_schema(request=None, responses=ProjectSerializer)
     @action(detail=True, methods=["post"])
@@ -94,12 +96,15 @@ class ProjectViewSet(viewsets.ModelViewSet):
     def _set_enabled(self, *, enabled: bool) -> Response:
         project = self.get_object()
         if project.enabled != enabled:
+            before = snapshot(project)
             project.enabled = enabled
             fields = ["enabled", "updated_at"]
             if enabled and project.is_heartbeat:
                 project.restart_heartbeat(timezone.now())
                 fields.append("ping_deadline")
-            project.save(update_fields=fields)
+            with transaction.atomic():
+                project.save(update_fields=fields)
+                record(project, before, actor=api_actor(self.request))
         project = self.get_queryset().get(pk=project.pk)
         return Response(self.get_serializer(project).data)
 
@@ -123,9 +128,11 @@ def filtered(projects: QuerySet[Project], request: Request) -> QuerySet[Project]
     responses={200: ProjectSerializer, 201: ProjectSerializer},
     parameters=[OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH)],
 )
-class ProjectByNameView(viewsets.GenericViewSet):
-    """PUT projects/by-name/{name}/: create (201) or change (200) the project
-    of that name, so a script can run again without making duplicates."""
+class ProjectByNameView(Audited, viewsets.GenericViewSet):
+    """PUT projects/by-name/{name}/: create (201) or change (200) the key's
+    team's project of that name, so a script can run again without making
+    duplicates. Names are unique per team: another team's project of the
+    same name is neither seen nor changed."""
 
     serializer_class = ProjectSerializer
 
@@ -139,12 +146,12 @@ class ProjectByNameView(viewsets.GenericViewSet):
                     {"name": ["The name in the body must be the one in the URL."]}
                 )
             data = {**data, "name": name}
-        project = Project.objects.filter(name=name).first()
+        project = scoped(request, Project.objects.filter(name=name)).first()
         serializer = self.get_serializer(project, data=data)
         serializer.is_valid(raise_exception=True)
         try:
             with transaction.atomic():
-                saved = serializer.save()
+                saved = self.save_audited(project, serializer.save)
         except IntegrityError:
             # Another request made a project of this name meanwhile.
             return Response(

@@ -15,6 +15,7 @@ from django.utils import timezone
 from projects.api.pagination import NewestFirstCursor
 from projects.api.queries import mean_response_ms
 from projects.api.serializers.results import PollResultSerializer, UptimeSerializer
+from projects.api.teams import scoped
 from projects.api.views import params
 from projects.dashboard.queries.ranges import RANGES
 from projects.dashboard.queries.uptime import uptime_by_project
@@ -37,7 +38,8 @@ class ResultList(generics.ListAPIView):
     pagination_class = NewestFirstCursor
 
     def get_queryset(self):
-        project = get_object_or_404(Project.objects.only("pk"), pk=self.kwargs["pk"])
+        projects = scoped(self.request, Project.objects.only("pk"))
+        project = get_object_or_404(projects, pk=self.kwargs["pk"])
         polls = PollResult.objects.filter(project_id=project.pk)
         if since := params.moment(self.request, "since"):
             polls = polls.filter(polled_at__gte=since)
@@ -63,7 +65,8 @@ class UptimeView(APIView):
             raise ValidationError(
                 {"range": [f"Use one of: {', '.join(UPTIME_RANGES)}."]}
             )
-        project = get_object_or_404(Project.objects.only("pk"), pk=pk)
+        projects = scoped(request, Project.objects.only("pk"))
+        project = get_object_or_404(projects, pk=pk)
         time_range, now = RANGES[key], timezone.now()
         uptime = uptime_by_project([project.pk], [time_range], now)[project.pk][key]
         data = {
