@@ -19,7 +19,7 @@ def move_keys_into_first_team(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("projects", "0027_teams"),
+        ("projects", "0026_regions"),
     ]
 
     operations = [
