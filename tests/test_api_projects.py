@@ -52,6 +52,8 @@ def test_a_project_is_created_with_every_field_the_admin_edits(write_api):
         "recovery_threshold": 2,
         "enabled": True,
         "channels": [channel.pk],
+        "regions": ["default"],
+        "quorum": 1,
     }
     assert set(data) == set(ProjectForm.Meta.fields)
 
@@ -405,3 +407,14 @@ def test_the_answer_to_a_write_is_what_a_later_read_shows(write_api, body):
         **changed.json(),
         "updated_at": created.json()["updated_at"],
     }
+
+
+def test_an_unknown_region_is_a_field_error(write_api):
+    response = post(
+        write_api,
+        {"name": "api", "url": "https://127.0.0.1:9/", "regions": ["mars"]},
+    )
+
+    assert response.status_code == 400
+    assert response.json() == {"regions": ["No region is named “mars”."]}
+    assert not Project.objects.exists()

@@ -16,7 +16,7 @@ from projects.api.serializers.forms import FormBackedSerializer
 from projects.api.teams import scoped
 from projects.dashboard.queries.overview import State
 from projects.forms import ProjectForm
-from projects.models import Project, Status, Tag
+from projects.models import Project, Region, Status, Tag
 from projects.notifications.links import absolute_url
 
 EDITABLE = ProjectForm.Meta.fields
@@ -55,6 +55,11 @@ class ProjectSerializer(FormBackedSerializer):
         required=False,
         help_text="Notification channel ids. Left out on create: the default "
         "channels, as the admin's add form offers.",
+    )
+    regions = RelatedNamesField(
+        required=False,
+        help_text="Region names that poll the project; empty: every region "
+        "with live pollers.",
     )
     state = serializers.SerializerMethodField(
         help_text="down, pending, up, maintenance, waiting (not polled yet) "
@@ -97,6 +102,8 @@ class ProjectSerializer(FormBackedSerializer):
                 data[name] = [tag.name for tag in _related(project, "tags")]
             elif name == "channels":
                 data[name] = [channel.pk for channel in _related(project, "channels")]
+            elif name == "regions":
+                data[name] = [region.name for region in _related(project, "regions")]
             elif name == "state":
                 data[name] = project.display_state
             elif name == "ping_url":
@@ -124,6 +131,7 @@ class ProjectSerializer(FormBackedSerializer):
         # What the form just saved, shown without reading it back.
         project.tag_list = list(self._form.cleaned_data["tags"])
         project.channel_list = list(self._form.cleaned_data["channels"])
+        project.region_list = list(self._form.cleaned_data["regions"])
         return project
 
     def validate_tags(self, names: list[str]) -> list[int]:
@@ -134,6 +142,17 @@ class ProjectSerializer(FormBackedSerializer):
         if missing:
             raise serializers.ValidationError(
                 [f"No tag is named “{name}”; create it first." for name in missing]
+            )
+        return [found[name] for name in names]
+
+    def validate_regions(self, names: list[str]) -> list[int]:
+        """Regions are the install's, not a team's: any known name."""
+        names = list(dict.fromkeys(names))
+        found = dict(Region.objects.filter(name__in=names).values_list("name", "pk"))
+        missing = [name for name in names if name not in found]
+        if missing:
+            raise serializers.ValidationError(
+                [f"No region is named “{name}”." for name in missing]
             )
         return [found[name] for name in names]
 
