@@ -31,8 +31,13 @@ def retry_after(value: str | None, now: datetime) -> timedelta | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        wait = timedelta(seconds=int(value))
+    if value.isascii() and value.isdigit():
+        # Compared before timedelta(): a receiver's 30-digit value would
+        # overflow it. ("²".isdigit() is true, hence isascii.)
+        seconds = int(value)
+        if seconds >= MAX_RETRY_AFTER.total_seconds():
+            return MAX_RETRY_AFTER
+        wait = timedelta(seconds=seconds)
     else:
         try:
             wait = parsedate_to_datetime(value) - now
