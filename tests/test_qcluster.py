@@ -112,7 +112,9 @@ def test_qcluster_runs_a_scheduled_job_and_stops_on_sigterm(queue_name, redis_ur
         queue_name, "tests.qcluster_jobs.answer", Schedule.MINUTES, minutes=1
     )
     register_schedules([job])
-    cluster = start_qcluster(queue_name, redis_url)
+    # "has stopped" is an INFO line; routine django-q lines are at WARNING
+    # unless LOG_LEVEL asks for more.
+    cluster = start_qcluster(queue_name, redis_url, LOG_LEVEL="INFO")
     try:
         # django-q2's scheduler looks at the schedules every 30 s.
         wait_until(
