@@ -294,20 +294,6 @@ def close_connection() -> None:
         connection.close()
 
 
-def database_reachable() -> bool:
-    """Whether the database answers a trivial query now, on a connection
-    this thread opens for it and closes again: a failed save left its
-    connection broken, and a writer that backs off holds none."""
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        return True
-    except DatabaseError:
-        return False
-    finally:
-        close_connection()
-
-
 class DatabaseResultStore:
     """Saves a batch of outcomes in one transaction: the PollResult rows,
     each project's current state and the hourly rollups move together.
@@ -352,9 +338,6 @@ class DatabaseResultStore:
 
     def close(self) -> None:
         close_connection()
-
-    def reachable(self) -> bool:
-        return database_reachable()
 
     def _view(self) -> RegionView:
         if self._region_id is None:

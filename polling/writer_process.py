@@ -98,15 +98,6 @@ class ProcessStore:
             raise StoreUnavailable(value)
         raise StoreRefused(value)
 
-    def reachable(self) -> bool:
-        """Whether the database answers, asked from this process: the
-        child, if it is still there, saves on the same database."""
-        # Not at the top: the child imports this module before Django is
-        # set up, and polling.store needs the models.
-        from polling.store import database_reachable
-
-        return database_reachable()
-
     def close(self) -> None:
         """End the child once it has saved what it was given."""
         if self._child is not None:
