@@ -1,0 +1,23 @@
+"""Status page subscribers (issue #29's leftovers): Incident.updated_at,
+which a status page's version reads, so a manual incident's new title
+shows on the next request."""
+
+import django.utils.timezone
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("projects", "0028_apikey_team"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="incident",
+            name="updated_at",
+            field=models.DateTimeField(
+                auto_now=True, default=django.utils.timezone.now
+            ),
+            preserve_default=False,
+        ),
+    ]
