@@ -8,8 +8,9 @@ sections' updated_at, its projects (which ones, their names, which are
 down, paused or not yet polled), its incidents of the shown period (the
 newest, the newest change, how many), their updates, and the
 maintenance windows. An incident's updated_at moves when a person saves
-it (a manual incident's title) and when the writer opens or resolves it. Uptime numbers drift with every poll and are left to
-the cache's 30-second lifetime.
+it (a manual incident's title) and when the writer opens or resolves
+it. Uptime numbers drift with every poll and are left to the cache's
+30-second lifetime.
 
 Sets of projects are summed as sum(id * id): a different set almost
 always gives a different sum, and a rare collision costs at most the
