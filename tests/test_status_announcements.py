@@ -83,3 +83,26 @@ def test_maintenance_is_announced_once_as_it_comes_within_a_week():
     # It comes within a week (less SETTLE) between days 2 and 2.5.
     assert offered == [0, 0, 0, 1, 0]
     assert Notification.objects.filter(event="status.maintenance").count() == 1
+
+
+def test_a_new_subscriber_hears_of_maintenance_announced_before_it_confirmed(client):
+    built = build_page(projects=3, sections=1, days=2, with_incident=False)
+    window = MaintenanceWindow.objects.create(
+        name="Upgrade",
+        starts_at=timezone.now() + timedelta(days=1),
+        ends_at=timezone.now() + timedelta(days=1, hours=1),
+    )
+    window.projects.add(built.projects[0])
+    announce(now=at(timezone.now() + SETTLE))
+    subscriber = subscribe(
+        built.page, email="late@example.com", address=None, now=timezone.now()
+    )
+
+    client.post(f"/status/acme/subscribe/confirm/{subscriber.token}/")
+    client.post(
+        f"/status/acme/subscribe/confirm/{subscriber.token}/"
+    )  # again: nothing more
+    announce(now=at(timezone.now() + SETTLE))
+
+    events = Notification.objects.values_list("event", flat=True).order_by("id")
+    assert list(events) == ["status.confirm", "status.maintenance"]

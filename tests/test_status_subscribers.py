@@ -146,22 +146,42 @@ def test_an_unsubscribed_address_hears_nothing_more(smtp_server):
     assert len(smtp_server.messages) == 1
 
 
-def test_a_webhook_subscriber_gets_the_events_as_json(
+def confirm_webhook(receiver) -> None:
+    """What a receiver does with the confirmation request: a bare POST to
+    its confirm link, no cookie, no CSRF token."""
+    body = receiver.requests[-1].json()
+    assert body["event"] == "status.confirm"
+    path = body["links"]["confirm"].removeprefix(SITE)
+    assert Client(enforce_csrf_checks=True).post(path).status_code == 200
+
+
+def test_a_webhook_hears_only_its_confirmation_until_it_confirms(
     client, settings, webhook_receiver
 ):
     settings.STATUS_WEBHOOK_ALLOW_PRIVATE = True
+    settings.SITE_URL = SITE
     built = build_page(projects=2, sections=1, days=2, with_incident=False)
     client.post("/status/acme/subscribe/", {"webhook_url": webhook_receiver.url()})
     now = timezone.now()
     Incident.objects.create(project=built.down, started_at=now, confirmed_at=now)
 
     deliver()
+    deliver()
+    assert webhook_receiver.events() == ["status.confirm"]
+    assert Subscriber.objects.get().is_confirmed is False
 
-    (received,) = webhook_receiver.requests
-    body = received.json()
-    assert body["event"] == "status.opened"
+    confirm_webhook(webhook_receiver)
+    assert Subscriber.objects.get().is_confirmed is True
+    StatusUpdate.objects.create(
+        incident=Incident.objects.get(), message="Looking into it."
+    )
+    deliver()
+
+    assert webhook_receiver.events() == ["status.confirm", "status.update"]
+    body = webhook_receiver.requests[-1].json()
     assert body["page"] == {"title": "Acme status", "slug": "acme"}
     assert "unsubscribe" in body["links"]
+    assert "confirm" not in body["links"]
 
 
 def test_a_webhook_to_a_private_address_is_refused(client):
@@ -206,8 +226,11 @@ def test_a_subscriber_hears_of_upcoming_maintenance_once(
     from projects.models import MaintenanceWindow
 
     settings.STATUS_WEBHOOK_ALLOW_PRIVATE = True
+    settings.SITE_URL = SITE
     built = build_page(projects=2, sections=1, days=2, with_incident=False)
     client.post("/status/acme/subscribe/", {"webhook_url": webhook_receiver.url()})
+    deliver()
+    confirm_webhook(webhook_receiver)
     now = timezone.now()
     window = MaintenanceWindow.objects.create(
         name="Database upgrade",
@@ -219,7 +242,7 @@ def test_a_subscriber_hears_of_upcoming_maintenance_once(
     deliver()
     deliver()
 
-    (received,) = webhook_receiver.requests
+    _confirmation, received = webhook_receiver.requests
     assert received.json()["event"] == "status.maintenance"
     assert received.json()["title"] == "[Acme status] Maintenance: Database upgrade"
 
