@@ -133,6 +133,8 @@ def message(page: StatusPage, event: Event, subscriber: Subscriber) -> outbox.Me
         "page": {"title": page.title, "slug": page.slug},
         "links": links(subscriber),
     }
+    if event.kind == "incident.update":
+        payload["message_format"] = "markdown"  # the others are plain text
     if event.incident_id:
         payload["incident"] = {"id": event.incident_id}
     return outbox.Message(

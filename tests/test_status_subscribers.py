@@ -257,3 +257,38 @@ def test_deleting_a_page_removes_its_subscribers_channels(client):
     StatusPage.objects.all().delete()
 
     assert NotificationChannel.objects.count() == 0
+
+
+def html_of(message: Message) -> str:
+    for part in message.walk():
+        if part.get_content_type() == "text/html":
+            return part.get_payload(decode=True).decode()
+    raise AssertionError("no HTML part")
+
+
+def test_an_update_arrives_as_plain_text_and_as_safely_rendered_html(smtp_server):
+    built = build_page(projects=2, sections=1, days=2)
+    subscribe(Client(), "erin@example.com")
+    Subscriber.objects.update(confirmed_at=timezone.now())
+    StatusUpdate.objects.create(
+        incident=built.incident,
+        status="identified",
+        message="Found: a **full disk**. <script>alert(1)</script> "
+        "[more](javascript:alert(1)) and [the runbook](https://example.com/rb)",
+    )
+
+    deliver()
+
+    update = next(
+        m for m in smtp_server.messages if m["Subject"].startswith("[Acme status] Ide")
+    )
+    assert update.get_content_type() == "multipart/alternative"
+    text, html = text_of(update), html_of(update)
+    assert "Found: a **full disk**." in text
+    assert "Unsubscribe: http://status.test/status/acme/unsubscribe/" in text
+    assert "<strong>full disk</strong>" in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script" not in html
+    assert 'href="javascript' not in html
+    assert '<a href="https://example.com/rb">the runbook</a>' in html
+    assert 'href="http://status.test/status/acme/unsubscribe/' in html
