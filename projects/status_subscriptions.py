@@ -25,6 +25,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
+from projects.blocked_targets import blocked_url_problem
 from projects.models import NotificationChannel, StatusPage, Subscriber
 from projects.notifications import outbox
 
@@ -47,10 +48,15 @@ def rate_limited(address: str | None, now: datetime) -> bool:
 def validate_webhook_url(url: str) -> None:
     """http(s) only, and no loopback or private address unless
     STATUS_WEBHOOK_ALLOW_PRIVATE: a public form must not make this server
-    call into its own network."""
+    call into its own network. POLL_BLOCKED_NETWORKS (cloud metadata) are
+    refused even then, as for a project of an untrusted team: a visitor is
+    never trusted. Like the projects' save-time check, only addresses
+    written in the URL are checked; names are not looked up."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValidationError("Enter an http:// or https:// URL.")
+    if blocked_url_problem(url):
+        raise ValidationError("That address is not reachable from here.")
     if settings.STATUS_WEBHOOK_ALLOW_PRIVATE:
         return
     host = parts.hostname.lower()

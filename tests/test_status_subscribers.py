@@ -195,6 +195,20 @@ def test_a_webhook_to_a_private_address_is_refused(client):
     assert Subscriber.objects.count() == 0
 
 
+def test_a_webhook_into_a_blocked_network_is_refused_even_when_private_is_allowed(
+    client, settings
+):
+    settings.STATUS_WEBHOOK_ALLOW_PRIVATE = True
+    build_page(projects=1, sections=1, days=1, with_incident=False)
+
+    response = client.post(
+        "/status/acme/subscribe/", {"webhook_url": "http://0xa9fea9fe/latest/"}
+    )
+
+    assert "not reachable from here" in response.content.decode()
+    assert Subscriber.objects.count() == 0
+
+
 def test_the_form_is_rate_limited_per_address(client, settings):
     settings.STATUS_SUBSCRIBE_RATE_LIMIT = 2
     build_page(projects=1, sections=1, days=1, with_incident=False)
