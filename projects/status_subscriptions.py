@@ -3,8 +3,15 @@
 Each subscriber gets a NotificationChannel of its own (e-mail or
 webhook, never a default, attached to no project), so its messages go
 through the outbox with its retries, digests and delivery log. An e-mail
-address hears nothing but the confirmation until it is confirmed; every
-message carries the unsubscribe link. Nothing here sends: it queues.
+address or a webhook hears nothing but the confirmation until it is
+confirmed; every message carries the unsubscribe link. Nothing here
+sends: it queues.
+
+A webhook confirms as Amazon SNS's HTTP subscriptions do: its first
+delivery, `status.confirm`, carries a confirm link with the subscriber's
+secret token, and the receiver (or a person) POSTs to it. Only who reads
+what arrives at the URL can confirm, so a visitor cannot make this server
+post a page's news to a URL that did not ask for it.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
+from projects.blocked_targets import blocked_url_problem
 from projects.models import NotificationChannel, StatusPage, Subscriber
 from projects.notifications import outbox
 
@@ -40,10 +48,15 @@ def rate_limited(address: str | None, now: datetime) -> bool:
 def validate_webhook_url(url: str) -> None:
     """http(s) only, and no loopback or private address unless
     STATUS_WEBHOOK_ALLOW_PRIVATE: a public form must not make this server
-    call into its own network."""
+    call into its own network. POLL_BLOCKED_NETWORKS (cloud metadata) are
+    refused even then, as for a project of an untrusted team: a visitor is
+    never trusted. Like the projects' save-time check, only addresses
+    written in the URL are checked; names are not looked up."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValidationError("Enter an http:// or https:// URL.")
+    if blocked_url_problem(url):
+        raise ValidationError("That address is not reachable from here.")
     if settings.STATUS_WEBHOOK_ALLOW_PRIVATE:
         return
     host = parts.hostname.lower()
@@ -65,8 +78,8 @@ def subscribe(
     address: str | None,
     now: datetime,
 ) -> Subscriber | None:
-    """A new subscriber (e-mail: unconfirmed, with its confirmation
-    queued; webhook: confirmed at once); None when the address is already
+    """A new subscriber, unconfirmed, with its confirmation queued; None
+    when the address is already
     subscribed to the page, which the visitor is not told (nobody learns
     who subscribes)."""
     try:
@@ -77,12 +90,10 @@ def subscribe(
                 webhook_url=webhook_url,
                 created_from=address,
                 created_at=now,
-                confirmed_at=None if email else now,
             )
             subscriber.channel = _channel_for(subscriber)
             subscriber.save(update_fields=["channel"])
-            if email:
-                queue_confirmation(subscriber, now)
+            queue_confirmation(subscriber, now)
     except IntegrityError:
         return None
     return subscriber
@@ -106,15 +117,28 @@ def queue_confirmation(subscriber: Subscriber, now: datetime) -> int:
         "event": CONFIRM_EVENT,
         "title": f"Confirm your subscription to {page.title}",
         "occurred_at": now.isoformat(),
-        "message": f"Someone, we hope you, asked for news of {page.title} at "
-        "this address. Open the confirm link to start receiving it; if it was "
-        "not you, ignore this message and nothing more will be sent.",
+        "message": _confirm_text(subscriber),
         "links": links(subscriber, confirm=True),
     }
     message = outbox.Message(
         event=CONFIRM_EVENT, key=f"{CONFIRM_EVENT}:{subscriber.pk}", payload=payload
     )
     return outbox.queue([(message, [subscriber.channel_id])])
+
+
+def _confirm_text(subscriber: Subscriber) -> str:
+    title = subscriber.page.title
+    if subscriber.webhook_url:
+        return (
+            f"Someone asked for news of {title} at this URL. POST to the "
+            "confirm link (no body needed) to start receiving it; if nobody "
+            "here asked, ignore this request and nothing more will be sent."
+        )
+    return (
+        f"Someone, we hope you, asked for news of {title} at this address. "
+        "Open the confirm link to start receiving it; if it was not you, "
+        "ignore this message and nothing more will be sent."
+    )
 
 
 def confirm(subscriber: Subscriber, now: datetime) -> bool:

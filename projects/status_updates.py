@@ -37,6 +37,7 @@ def post_update(update: StatusUpdate) -> StatusUpdate:
             and incident.resolved_at is None
         ):
             Incident.objects.filter(pk=incident.pk, resolved_at__isnull=True).update(
-                resolved_at=update.created_at or timezone.now()
+                resolved_at=update.created_at or timezone.now(),
+                updated_at=timezone.now(),
             )
     return update

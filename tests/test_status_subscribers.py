@@ -5,6 +5,7 @@ and CSRF protection."""
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from email.message import Message
 
 import pytest
@@ -15,7 +16,7 @@ from django.utils import timezone
 from projects.models import Incident, StatusUpdate, Subscriber
 from projects.notifications.config import DeliveryConfig
 from projects.notifications.delivery import deliver_due
-from projects.status_announcements import announce
+from projects.status_announcements import SETTLE, announce
 from tests.smtp_server import SMTPServer
 from tests.status_pages import build_page
 
@@ -65,8 +66,14 @@ def link(message: Message, name: str) -> str:
     return found.group(1)
 
 
+def settled() -> datetime:
+    """A clock far enough ahead that every change made so far has
+    settled (see status_announcements.SETTLE)."""
+    return timezone.now() + SETTLE
+
+
 def deliver() -> None:
-    announce()
+    announce(now=settled)
     deliver_due(config=CONFIG)
 
 
@@ -97,7 +104,9 @@ def test_a_confirmed_subscriber_hears_of_each_event_once(smtp_server):
         incident=incident, status="identified", message="Found: a **full disk**."
     )
     deliver()
-    Incident.objects.filter(pk=incident.pk).update(resolved_at=timezone.now())
+    # As the writer resolves it: bulk SQL that moves updated_at too.
+    now = timezone.now()
+    Incident.objects.filter(pk=incident.pk).update(resolved_at=now, updated_at=now)
     deliver()
     deliver()  # again: nothing is queued twice
 
@@ -137,22 +146,42 @@ def test_an_unsubscribed_address_hears_nothing_more(smtp_server):
     assert len(smtp_server.messages) == 1
 
 
-def test_a_webhook_subscriber_gets_the_events_as_json(
+def confirm_webhook(receiver) -> None:
+    """What a receiver does with the confirmation request: a bare POST to
+    its confirm link, no cookie, no CSRF token."""
+    body = receiver.requests[-1].json()
+    assert body["event"] == "status.confirm"
+    path = body["links"]["confirm"].removeprefix(SITE)
+    assert Client(enforce_csrf_checks=True).post(path).status_code == 200
+
+
+def test_a_webhook_hears_only_its_confirmation_until_it_confirms(
     client, settings, webhook_receiver
 ):
     settings.STATUS_WEBHOOK_ALLOW_PRIVATE = True
+    settings.SITE_URL = SITE
     built = build_page(projects=2, sections=1, days=2, with_incident=False)
     client.post("/status/acme/subscribe/", {"webhook_url": webhook_receiver.url()})
     now = timezone.now()
     Incident.objects.create(project=built.down, started_at=now, confirmed_at=now)
 
     deliver()
+    deliver()
+    assert webhook_receiver.events() == ["status.confirm"]
+    assert Subscriber.objects.get().is_confirmed is False
 
-    (received,) = webhook_receiver.requests
-    body = received.json()
-    assert body["event"] == "status.opened"
+    confirm_webhook(webhook_receiver)
+    assert Subscriber.objects.get().is_confirmed is True
+    StatusUpdate.objects.create(
+        incident=Incident.objects.get(), message="Looking into it."
+    )
+    deliver()
+
+    assert webhook_receiver.events() == ["status.confirm", "status.update"]
+    body = webhook_receiver.requests[-1].json()
     assert body["page"] == {"title": "Acme status", "slug": "acme"}
     assert "unsubscribe" in body["links"]
+    assert "confirm" not in body["links"]
 
 
 def test_a_webhook_to_a_private_address_is_refused(client):
@@ -160,6 +189,20 @@ def test_a_webhook_to_a_private_address_is_refused(client):
 
     response = client.post(
         "/status/acme/subscribe/", {"webhook_url": "http://127.0.0.1:8000/admin/"}
+    )
+
+    assert "not reachable from here" in response.content.decode()
+    assert Subscriber.objects.count() == 0
+
+
+def test_a_webhook_into_a_blocked_network_is_refused_even_when_private_is_allowed(
+    client, settings
+):
+    settings.STATUS_WEBHOOK_ALLOW_PRIVATE = True
+    build_page(projects=1, sections=1, days=1, with_incident=False)
+
+    response = client.post(
+        "/status/acme/subscribe/", {"webhook_url": "http://0xa9fea9fe/latest/"}
     )
 
     assert "not reachable from here" in response.content.decode()
@@ -197,8 +240,11 @@ def test_a_subscriber_hears_of_upcoming_maintenance_once(
     from projects.models import MaintenanceWindow
 
     settings.STATUS_WEBHOOK_ALLOW_PRIVATE = True
+    settings.SITE_URL = SITE
     built = build_page(projects=2, sections=1, days=2, with_incident=False)
     client.post("/status/acme/subscribe/", {"webhook_url": webhook_receiver.url()})
+    deliver()
+    confirm_webhook(webhook_receiver)
     now = timezone.now()
     window = MaintenanceWindow.objects.create(
         name="Database upgrade",
@@ -210,7 +256,7 @@ def test_a_subscriber_hears_of_upcoming_maintenance_once(
     deliver()
     deliver()
 
-    (received,) = webhook_receiver.requests
+    _confirmation, received = webhook_receiver.requests
     assert received.json()["event"] == "status.maintenance"
     assert received.json()["title"] == "[Acme status] Maintenance: Database upgrade"
 
@@ -225,3 +271,38 @@ def test_deleting_a_page_removes_its_subscribers_channels(client):
     StatusPage.objects.all().delete()
 
     assert NotificationChannel.objects.count() == 0
+
+
+def html_of(message: Message) -> str:
+    for part in message.walk():
+        if part.get_content_type() == "text/html":
+            return part.get_payload(decode=True).decode()
+    raise AssertionError("no HTML part")
+
+
+def test_an_update_arrives_as_plain_text_and_as_safely_rendered_html(smtp_server):
+    built = build_page(projects=2, sections=1, days=2)
+    subscribe(Client(), "erin@example.com")
+    Subscriber.objects.update(confirmed_at=timezone.now())
+    StatusUpdate.objects.create(
+        incident=built.incident,
+        status="identified",
+        message="Found: a **full disk**. <script>alert(1)</script> "
+        "[more](javascript:alert(1)) and [the runbook](https://example.com/rb)",
+    )
+
+    deliver()
+
+    update = next(
+        m for m in smtp_server.messages if m["Subject"].startswith("[Acme status] Ide")
+    )
+    assert update.get_content_type() == "multipart/alternative"
+    text, html = text_of(update), html_of(update)
+    assert "Found: a **full disk**." in text
+    assert "Unsubscribe: http://status.test/status/acme/unsubscribe/" in text
+    assert "<strong>full disk</strong>" in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script" not in html
+    assert 'href="javascript' not in html
+    assert '<a href="https://example.com/rb">the runbook</a>' in html
+    assert 'href="http://status.test/status/acme/unsubscribe/' in html

@@ -62,6 +62,7 @@ def record_certificates(sightings: Iterable[Sighting]) -> CertificateLedger:
         incident = current.get(sighting.project_id)
         if incident and incident.certificate_expires_at != sighting.expires_at:
             incident.resolved_at = sighting.at  # a renewed certificate
+            incident.updated_at = timezone.now()
             ledger.resolved.append(incident)
             incident = None
         if incident is None and _worth_warning(sighting, project, warned):
@@ -83,7 +84,7 @@ def resolve_left_https(project: Project, at: datetime) -> Incident | None:
         return None
     incident.project = project  # as saved: its name may have changed too
     incident.resolved_at = at
-    incident.save(update_fields=["resolved_at"])
+    incident.save(update_fields=["resolved_at", "updated_at"])
     sentence = (
         f"{project.name} is no longer polled over https: its certificate is "
         "not watched any more."
@@ -179,7 +180,7 @@ def _new_incident(project: Project, sighting: Sighting) -> Incident:
 
 
 def _save(ledger: CertificateLedger) -> None:
-    Incident.objects.bulk_update(ledger.resolved, ["resolved_at"])
+    Incident.objects.bulk_update(ledger.resolved, ["resolved_at", "updated_at"])
     Incident.objects.bulk_create(ledger.opened)
     outbox.queue_for_audience(
         [_message(Event.RESOLVED, i, i.resolved_at) for i in ledger.resolved]

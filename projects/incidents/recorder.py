@@ -16,6 +16,7 @@ from functools import reduce
 from operator import or_
 
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 from projects.batch_writes import batch_cursor, datetime_adapter, update_rows
 from projects.incidents import reachability
@@ -105,6 +106,8 @@ def _apply(moving: dict[int, Effect]) -> Ledger:
             if transition.change is Change.RESOLVED:
                 if incident is not None:
                     incident.resolved_at = transition.poll.at
+                    # Status pages show the end (their version reads it).
+                    incident.updated_at = timezone.now()
                     ledger.resolved.append(_touched(ledger, incident))
                     current.pop(project_id)
             elif incident is None:
@@ -131,14 +134,14 @@ def _save_changes(incidents: Iterable[Incident]) -> None:
     # a fifth of the writer's CPU while many incidents were open.
     adapt = datetime_adapter()
     rows = [
-        (i.failed_polls, i.last_error, adapt(i.resolved_at), i.pk) for i in incidents
+        (i.failed_polls, i.last_error, adapt(i.resolved_at), adapt(i.updated_at), i.pk)
+        for i in incidents
     ]
     if not rows:  # most batches: no cursor needed
         return
+    fields = ["failed_polls", "last_error", "resolved_at", "updated_at"]
     with batch_cursor() as cursor:
-        update_rows(
-            cursor, Incident, ["failed_polls", "last_error", "resolved_at"], rows
-        )
+        update_rows(cursor, Incident, fields, rows)
 
 
 def _open_incidents(moving: dict[int, Effect]) -> dict[int, Incident]:

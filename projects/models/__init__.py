@@ -37,6 +37,7 @@ from projects.models.results import (
     PollResultRow,
 )
 from projects.models.status_pages import (
+    AnnouncementCursor,
     StatusPage,
     StatusPageSection,
     StatusUpdate,
@@ -54,6 +55,7 @@ __all__ = [
     "MAX_MESSAGE_LENGTH",
     "MAX_PHASE_MS",
     "MAX_TIMEOUT_SECONDS",
+    "AnnouncementCursor",
     "ApiKey",
     "AuditEntry",
     "DailyRollup",

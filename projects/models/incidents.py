@@ -47,6 +47,12 @@ class Incident(models.Model):
         blank=True,
         related_name="+",
     )
+    # What a status page shows of it last changed: a save (a manual
+    # incident's title, by hand), its opening, its resolution. The result
+    # writer's failure count and last error of an open incident do not
+    # touch it: they change with every poll, and a status page's version
+    # (projects/status_pages/version.py) would change with them.
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [

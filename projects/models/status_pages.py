@@ -220,6 +220,19 @@ class Subscriber(models.Model):
         return self.confirmed_at is not None
 
 
+class AnnouncementCursor(models.Model):
+    """How far the announcer (projects.status_announcements) has looked:
+    every change stamped up to `position` has been queued for the
+    subscribers, so each run reads only what changed since. One row per
+    `name`; runs move it forward by compare-and-set."""
+
+    name = models.CharField(max_length=40, unique=True)
+    position = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.name} up to {self.position:%Y-%m-%d %H:%M:%S}"
+
+
 @receiver(post_delete, sender=Subscriber, dispatch_uid="subscriber_channel")
 def _forget_channel(sender, instance: Subscriber, **kwargs) -> None:
     """A subscriber's channel is its own: it goes with it, whether the

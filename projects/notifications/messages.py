@@ -13,6 +13,7 @@ from datetime import datetime
 from django.template.loader import render_to_string
 from django.utils.dateparse import parse_datetime
 
+from projects.markdown import render_markdown
 from projects.redaction import redact_url
 
 TITLES = {
@@ -62,12 +63,23 @@ def message_context(payload: dict) -> dict:
         "event": event,
         "title": title(payload),
         "message": payload.get("message", ""),
+        "message_html": message_html(payload),
         "project": project_context(payload.get("project") or {}),
         "incident": incident_context(payload.get("incident") or {}),
         "outage": outage_context(payload.get("outage") or {}),
         "items": [item_context(item) for item in digest_items(payload)],
         "links": payload.get("links") or {},
     }
+
+
+def message_html(payload: dict) -> str:
+    """A Markdown message (a status update's) as HTML for the e-mail's
+    HTML part, rendered safely; "" for plain text, which the template
+    escapes. The text part keeps the Markdown: it reads as plain text."""
+    message = payload.get("message") or ""
+    if payload.get("message_format") != "markdown" or not message:
+        return ""
+    return render_markdown(str(message))
 
 
 def title(payload: dict) -> str:

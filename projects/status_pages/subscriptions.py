@@ -1,17 +1,23 @@
 """Subscribing to a status page: the form, the confirmation link and the
 unsubscribe link. Links only ask on GET (mail scanners follow links);
-the button POSTs, with a CSRF token like the form."""
+the button POSTs, with a CSRF token like the form. A webhook's receiver
+confirms by a bare POST to its link: the link's token is the secret, so
+the confirmation needs no CSRF token (whoever could forge the request
+knows the token already)."""
 
 from __future__ import annotations
 
 from django import forms
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from projects import status_subscriptions as subscriptions
 from projects.models import StatusPage, Subscriber
+from projects.status_announcements import welcome
 from projects.status_subscriptions import validate_webhook_url
 
 
@@ -65,6 +71,7 @@ def subscribe(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "status_pages/subscribe.html", context)
 
 
+@csrf_exempt
 @require_http_methods(["GET", "POST"])
 def confirm(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     subscriber = _subscriber(slug, token)
@@ -72,7 +79,10 @@ def confirm(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     if subscriber.is_confirmed:
         outcome = "confirmed"
     elif request.method == "POST":
-        subscriptions.confirm(subscriber, timezone.now())
+        now = timezone.now()
+        with transaction.atomic():
+            if subscriptions.confirm(subscriber, now):
+                welcome(subscriber, now)
         outcome = "confirmed"
     return _answer(request, subscriber, outcome)
 

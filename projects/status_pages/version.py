@@ -6,9 +6,11 @@ incidents with bulk SQL, which sends no signals, so the version reads the
 rows themselves instead of waiting to be told: the page's and its
 sections' updated_at, its projects (which ones, their names, which are
 down, paused or not yet polled), its incidents of the shown period (the
-newest, the newest resolution, how many), their updates, and the
-maintenance windows. Uptime numbers drift with every poll and are left to
-the cache's 30-second lifetime.
+newest, the newest change, how many), their updates, and the
+maintenance windows. An incident's updated_at moves when a person saves
+it (a manual incident's title) and when the writer opens or resolves
+it. Uptime numbers drift with every poll and are left to the cache's
+30-second lifetime.
 
 Sets of projects are summed as sum(id * id): a different set almost
 always gives a different sum, and a rare collision costs at most the
@@ -57,13 +59,13 @@ WITH page_projects AS (
     JOIN {section} s ON s.tag_id = t.tag_id WHERE s.page_id = %(page)s
 ),
 shown_incidents AS (
-    SELECT i.id, i.resolved_at FROM {incident} i
+    SELECT i.id, i.updated_at FROM {incident} i
     JOIN page_projects pp ON pp.id = i.project_id
     WHERE i.resolved_at IS NULL OR i.started_at >= %(since)s
 )
 SELECT pg.updated_at, sec.newest, sec.count,
        p.count, p.ids, p.renamed, p.down, p.paused, p.unpolled,
-       inc.newest, inc.count, inc.resolved, upd.newest, upd.count,
+       inc.newest, inc.count, inc.changed, upd.newest, upd.count,
        win.newest, win.count
 FROM {page} pg
 CROSS JOIN (SELECT MAX(updated_at) AS newest, COUNT(*) AS count
@@ -75,7 +77,7 @@ CROSS JOIN (SELECT COUNT(*) AS count, SUM(pr.id * pr.id) AS ids,
                    SUM(CASE WHEN pr.state = '' THEN pr.id * pr.id END) AS unpolled
             FROM {project} pr JOIN page_projects pp ON pp.id = pr.id) p
 CROSS JOIN (SELECT MAX(id) AS newest, COUNT(*) AS count,
-                   MAX(resolved_at) AS resolved FROM shown_incidents) inc
+                   MAX(updated_at) AS changed FROM shown_incidents) inc
 CROSS JOIN (SELECT MAX(u.id) AS newest, COUNT(*) AS count FROM {update} u
             JOIN shown_incidents si ON si.id = u.incident_id) upd
 CROSS JOIN (SELECT MAX(updated_at) AS newest, COUNT(*) AS count
