@@ -292,7 +292,7 @@ def shoot(base: str, project_id: int, out: Path, width: int) -> None:
     ):
         page = context.new_page()
         page.goto(f"{base}/admin/login/?next=/")
-        page.fill("#id_username", USERNAME)
+        page.fill("#id_login", USERNAME)
         page.fill("#id_password", PASSWORD)
         page.click("input[type=submit]")
         page.wait_for_url(f"{base}/")
