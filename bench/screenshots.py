@@ -33,21 +33,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 IMAGES = ROOT / "docs" / "images"
-CHROMIUM = Path("/usr/bin/chromium")
 USERNAME = "demo"
 PASSWORD = "demo-screenshots-only"
 DAYS = 7
-# The browser's flags, as in tests/test_browser_dashboard.py.
-LAUNCH_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def main() -> None:
@@ -290,24 +278,21 @@ def wait_until_serving(port: int, seconds: float = 30) -> None:
 
 
 def shoot(base: str, project_id: int, out: Path, width: int) -> None:
-    from playwright.sync_api import sync_playwright
+    from tests.browser import chromium_context
 
     out.mkdir(parents=True, exist_ok=True)
     with (
         tempfile.TemporaryDirectory() as profile,
-        sync_playwright() as playwright,
-    ):
-        context = playwright.chromium.launch_persistent_context(
+        chromium_context(
             profile,
-            executable_path=str(CHROMIUM),
-            args=LAUNCH_ARGS,
             viewport={"width": width, "height": 800},
             device_scale_factor=1,
             color_scheme="light",
-        )
+        ) as context,
+    ):
         page = context.new_page()
         page.goto(f"{base}/admin/login/?next=/")
-        page.fill("#id_username", USERNAME)
+        page.fill("#id_login", USERNAME)
         page.fill("#id_password", PASSWORD)
         page.click("input[type=submit]")
         page.wait_for_url(f"{base}/")
@@ -316,7 +301,6 @@ def shoot(base: str, project_id: int, out: Path, width: int) -> None:
         # The top of the page: uptime, the chart, incidents and outages.
         page.set_viewport_size({"width": width, "height": 1180})
         page.screenshot(path=out / "project.png")
-        context.close()
 
 
 if __name__ == "__main__":

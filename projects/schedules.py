@@ -85,6 +85,14 @@ SCHEDULES: list[ScheduledJob] = [
         schedule_type=Schedule.MINUTES,
         minutes=1,
     ),
+    # The same for account e-mails (invitations, password resets), and
+    # their retries.
+    ScheduledJob(
+        name="deliver account e-mails",
+        func="projects.notifications.account_mail.deliver_account_mail",
+        schedule_type=Schedule.MINUTES,
+        minutes=1,
+    ),
     ScheduledJob(
         name="queue reminders",
         func="projects.notifications.tasks.queue_reminders",

@@ -172,6 +172,39 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
+def a(db):
+    """Team "alpha" with one of everything (tests/teams.py)."""
+    from tests.teams import make_team
+
+    return make_team("alpha")
+
+
+@pytest.fixture
+def b(db):
+    """Team "bravo", everything of which says "bravo": a page that leaks
+    any of it to alpha's people is one `"bravo" in html` away from failing."""
+    from tests.teams import make_team
+
+    return make_team("bravo")
+
+
+@pytest.fixture
+def smtp_server(settings):
+    """A real SMTP server on 127.0.0.1 (tests/smtp_server.py), and Django's
+    e-mail settings pointing at it."""
+    from tests.smtp_server import SMTPServer
+
+    server = SMTPServer()
+    server.start()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST = "127.0.0.1"
+    settings.EMAIL_PORT = server.port
+    settings.EMAIL_USE_TLS = False
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def webhook_receiver():
     """A WebhookReceiver on 127.0.0.1 (see tests/webhook_receiver.py)."""
     from tests.webhook_receiver import WebhookReceiver

@@ -10,32 +10,22 @@ from urllib.parse import urlsplit
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
+from tests.browser import CHROMIUM, MISSING, chromium_browser
+
 SCREENSHOT = Path(
     os.environ.get(
         "API_DOCS_SCREENSHOT",
         Path(__file__).resolve().parent.parent / "test-artifacts" / "api-docs.png",
     )
 )
-LAUNCH_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium"),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING),
 ]
 
 
 def test_the_docs_page_loads_everything_from_this_site(live_server, transactional_db):
-    from playwright.sync_api import sync_playwright
-
     outside, local = [], []
 
     def only_local(route) -> None:
@@ -47,10 +37,7 @@ def test_the_docs_page_loads_everything_from_this_site(live_server, transactiona
             outside.append(route.request.url)
             route.abort()
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=LAUNCH_ARGS
-        )
+    with chromium_browser() as browser:
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         page.route("**/*", only_local)
         page.goto(f"{live_server.url}/api/v1/docs/")
@@ -58,7 +45,6 @@ def test_the_docs_page_loads_everything_from_this_site(live_server, transactiona
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOT), full_page=False)
         title = page.locator(".info .title").inner_text()
-        browser.close()
 
     assert outside == []
     assert "Uptime monitor API" in title

@@ -28,22 +28,11 @@ from projects.models import (
 from projects.models.api_keys import hash_key
 from projects.models.teams import default_team_id
 from projects.teams.audit import MASK
-from tests.teams import make_team
 from tests.test_migrations import migrate_to
 
 pytestmark = pytest.mark.django_db
 
 API = "/api/v1"
-
-
-@pytest.fixture
-def a():
-    return make_team("alpha")
-
-
-@pytest.fixture
-def b():
-    return make_team("bravo")
 
 
 def key_client(team, scope: str, name: str = "") -> APIClient:

@@ -13,19 +13,9 @@ from django.urls import reverse
 from projects.as_code.apply import import_projects
 from projects.models import ApiKey, AuditEntry, Role
 from projects.teams.audit import MASK
-from tests.teams import client_of, make_team, member
+from tests.teams import client_of, member
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def a():
-    return make_team("alpha")
-
-
-@pytest.fixture
-def b():
-    return make_team("bravo")
 
 
 def change(obj) -> str:

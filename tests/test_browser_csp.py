@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from projects.models import Incident
 from projects.notifications.links import acknowledge_url
-from tests.test_browser_dashboard import CHROMIUM, LAUNCH_ARGS
+from tests.browser import CHROMIUM, MISSING, chromium_context
 
 PASSWORD = "csp-test-password"
 LISTEN = """
@@ -26,7 +26,7 @@ document.addEventListener("securitypolicyviolation", e => {
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium"),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING),
 ]
 
 
@@ -45,12 +45,7 @@ def seeded(transactional_db, django_user_model, make_project, add_polls, setting
 
 @pytest.fixture
 def page(seeded, tmp_path, live_server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            tmp_path / "profile", executable_path=str(CHROMIUM), args=LAUNCH_ARGS
-        )
+    with chromium_context(tmp_path / "profile") as context:
         page = context.new_page()
         page.add_init_script(LISTEN)
         page.refusals = []
@@ -66,7 +61,6 @@ def page(seeded, tmp_path, live_server):
         page.click("input[type=submit]")
         page.wait_for_url(f"{live_server.url}/admin/")
         yield page
-        context.close()
 
 
 def test_no_page_breaks_the_policy(page, live_server, seeded):

@@ -13,23 +13,14 @@ import pytest
 
 from django.utils import timezone
 
-CHROMIUM = Path("/usr/bin/chromium")
+from tests.browser import CHROMIUM, MISSING, chromium_context
+
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-LAUNCH_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PASSWORD = "browser-test-password"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium"),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING),
 ]
 
 
@@ -53,17 +44,9 @@ def seeded(transactional_db, django_user_model, make_project, add_polls):
 
 @pytest.fixture
 def browser_context(seeded, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            tmp_path / "profile",
-            executable_path=str(CHROMIUM),
-            args=LAUNCH_ARGS,
-            viewport={"width": 1280, "height": 900},
-        )
+    viewport = {"width": 1280, "height": 900}
+    with chromium_context(tmp_path / "profile", viewport=viewport) as context:
         yield context
-        context.close()
 
 
 @pytest.fixture

@@ -9,24 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import CHROMIUM, MISSING, chromium_browser
 from tests.status_pages import build_page
 
-CHROMIUM = Path("/usr/bin/chromium")
 SCREENS = Path(os.environ.get("STATUS_SCREENS", "/work/screens"))
-LAUNCH_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium"),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING),
 ]
 
 
@@ -38,15 +28,9 @@ def built(transactional_db):
 
 
 @pytest.fixture
-def browser(built, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=LAUNCH_ARGS
-        )
+def browser(built):
+    with chromium_browser() as instance:
         yield instance
-        instance.close()
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -9,16 +9,15 @@ from pathlib import Path
 import pytest
 
 from projects.models import Role
+from tests.browser import CHROMIUM, MISSING, chromium_context
 from tests.teams import make_team, member
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 PASSWORD = "browser-test-password"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium"),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING),
 ]
 
 
@@ -35,12 +34,7 @@ def teams(transactional_db):
 
 @pytest.fixture
 def page(teams, tmp_path, live_server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            tmp_path / "profile", executable_path=str(CHROMIUM), args=LAUNCH_ARGS
-        )
+    with chromium_context(tmp_path / "profile") as context:
         page = context.new_page()
         page.goto(f"{live_server.url}/")
         page.fill("#id_login", "vera")
@@ -48,7 +42,6 @@ def page(teams, tmp_path, live_server):
         page.click("input[type=submit]")
         page.wait_for_url(f"{live_server.url}/")
         yield page
-        context.close()
 
 
 def test_a_viewer_sees_only_their_teams_project_and_cannot_edit(

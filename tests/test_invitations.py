@@ -14,23 +14,21 @@ from django.test import Client
 from django.urls import reverse
 
 from projects.models import Membership, Role
+from projects.notifications.account_mail import deliver_account_mail
 from projects.teams import invitations
-from tests.teams import client_of, make_team, member
+from tests.teams import client_of, member
 
 pytestmark = pytest.mark.django_db
 
 INVITE = reverse("teams:invite")
 
 
-@pytest.fixture
-def a():
-    return make_team("alpha")
-
-
 def invite(client, email="new@example.test", role=Role.EDITOR) -> str:
-    """The link from the invitation e-mail."""
+    """The link from the invitation e-mail, once the tasks process's step
+    has sent it (tests/test_account_mail.py)."""
     response = client.post(INVITE, {"email": email, "role": role})
     assert response.status_code == 302
+    deliver_account_mail()
     (message,) = mail.outbox
     assert message.to == [email]
     return re.search(r"https?://\S+", message.body).group(0)
@@ -109,6 +107,7 @@ def test_a_password_is_reset_by_e_mail(a):
     client = Client()
 
     client.post(reverse("account_reset_password"), {"email": user.email})
+    deliver_account_mail()
     (message,) = mail.outbox
     link = re.search(r"https?://\S+/password/reset/key/\S+/", message.body).group(0)
     form = client.get(path_of(link), follow=True)

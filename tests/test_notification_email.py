@@ -10,7 +10,6 @@ from django.core import mail
 from projects.models import Notification
 from projects.notifications.config import DeliveryConfig
 from projects.notifications.delivery import deliver_due
-from tests.smtp_server import SMTPServer
 
 CONFIG = DeliveryConfig(digest_seconds=0, timeout_seconds=2)
 
@@ -18,18 +17,6 @@ CONFIG = DeliveryConfig(digest_seconds=0, timeout_seconds=2)
 @pytest.fixture
 def mailbox(make_channel):
     return make_channel(kind="email", url="ops@example.com, oncall@example.com")
-
-
-@pytest.fixture
-def smtp_server(settings):
-    server = SMTPServer()
-    server.start()
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST = "127.0.0.1"
-    settings.EMAIL_PORT = server.port
-    settings.EMAIL_USE_TLS = False
-    yield server
-    server.stop()
 
 
 def test_it_sends_plain_text_and_html(mailbox, queue_notification, clock, settings):

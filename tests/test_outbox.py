@@ -8,7 +8,7 @@ import pytest
 
 from django.utils import timezone
 
-from projects.models import Incident, Notification
+from projects.models import Incident, MonitorOutage, Notification, Region, Team
 from projects.notifications import outbox
 from tests.alerting import make_channel, queued
 from tests.outcomes import T0
@@ -77,21 +77,57 @@ def test_resolved_goes_only_to_channels_told_it_opened_that_want_it(incident):
     assert list(resolved.values_list("channel_id", flat=True)) == [told.pk]
 
 
-def test_monitor_events_go_to_the_default_channels(db):
-    default, _other, _off = (
-        make_channel(is_default=True),
-        make_channel(),
-        make_channel(is_default=True, enabled=False),
-    )
-    event = Notification.Event.MONITOR_UNREACHABLE
+def monitor_news(outage: MonitorOutage) -> set[str]:
+    """The names of the channels that hear of `outage`."""
+    event = Notification.Event.POLLER_SILENT
+    outbox.queue_monitor_event(event, outage, T0, "Region us has no live poller")
+    return set(Notification.objects.values_list("channel__name", flat=True))
 
-    outbox.queue_for_default_channels(
-        outbox.Message(event=event, key=outbox.message_key(event, 1), payload={})
-    )
 
-    assert list(Notification.objects.values_list("channel_id", flat=True)) == [
-        default.pk
-    ]
+def test_monitor_events_go_to_the_default_channels(make_project):
+    make_project()
+    make_channel(is_default=True, name="default")
+    make_channel(name="not a default")
+    make_channel(is_default=True, enabled=False, name="disabled")
+    outage = MonitorOutage.objects.create(kind="unreachable", started_at=T0)
+
+    assert monitor_news(outage) == {"default"}
+
+
+def test_a_regions_outage_is_news_only_to_teams_it_polls_for(a, b):
+    us, eu = Region.objects.create(name="us"), Region.objects.create(name="eu")
+    a.project.regions.add(us)
+    b.project.regions.add(eu)
+    outage = MonitorOutage.objects.create(kind="region_dark", region=us, started_at=T0)
+
+    assert monitor_news(outage) == {"alpha-hook"}
+
+
+def test_a_project_of_every_region_hears_of_any_regions_outage(a, b):
+    us = Region.objects.create(name="us")
+    a.project.regions.add(us)
+    outage = MonitorOutage.objects.create(kind="region_dark", region=us, started_at=T0)
+
+    assert monitor_news(outage) == {"alpha-hook", "bravo-hook"}
+
+
+def test_the_whole_monitors_outage_is_news_to_teams_with_enabled_projects(a, b):
+    b.project.enabled = False
+    b.project.save()
+    outage = MonitorOutage.objects.create(kind="poller_silent", started_at=T0)
+
+    assert monitor_news(outage) == {"alpha-hook"}
+
+
+def test_a_trusted_team_hears_of_every_outage(a, b):
+    operators = Team.objects.create(name="Operators", slug="ops", trusted=True)
+    make_channel(team=operators, name="pager", is_default=True)
+    us = Region.objects.create(name="us")
+    a.project.regions.add(us)
+    b.project.regions.add(Region.objects.create(name="eu"))
+    outage = MonitorOutage.objects.create(kind="region_dark", region=us, started_at=T0)
+
+    assert monitor_news(outage) == {"alpha-hook", "pager"}
 
 
 def test_held_rows_are_released_or_dropped(incident, make_project):

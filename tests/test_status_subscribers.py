@@ -26,16 +26,10 @@ SITE = "http://status.test"
 
 
 @pytest.fixture
-def smtp_server(settings):
-    server = SMTPServer()
-    server.start()
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST = "127.0.0.1"
-    settings.EMAIL_PORT = server.port
-    settings.EMAIL_USE_TLS = False
+def smtp_server(smtp_server, settings):
+    """The suite's SMTP server, and links that start with SITE."""
     settings.SITE_URL = SITE
-    yield server
-    server.stop()
+    return smtp_server
 
 
 def csrf_token(client: Client, path: str) -> str:

@@ -18,19 +18,9 @@ from projects.as_code.validation import InvalidFile
 from projects.maintenance import MaintenanceSchedule
 from projects.models import MaintenanceWindow, Notification, Project, Role
 from tests.outcomes import outcome
-from tests.teams import client_of, make_team, member
+from tests.teams import client_of, member
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def a():
-    return make_team("alpha")
-
-
-@pytest.fixture
-def b():
-    return make_team("bravo")
 
 
 def admin_change(obj) -> str:

@@ -9,16 +9,11 @@ import pytest
 from django.urls import reverse
 
 from projects.models import Role
-from tests.teams import client_of, make_team, member
+from tests.teams import client_of, member
 
 pytestmark = pytest.mark.django_db
 
 CHANNELS = reverse("admin:projects_notificationchannel_changelist")
-
-
-@pytest.fixture
-def a():
-    return make_team("alpha")
 
 
 @pytest.fixture(params=[Role.VIEWER, Role.EDITOR, Role.MANAGER])

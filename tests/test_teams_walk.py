@@ -32,7 +32,7 @@ from projects.models import (
     Team,
 )
 from projects.teams.scoping import for_team
-from tests.teams import client_of, make_team, member
+from tests.teams import client_of, member
 
 pytestmark = pytest.mark.django_db
 
@@ -51,16 +51,6 @@ WATCHED = [
     StatusUpdate,
     Subscriber,
 ]
-
-
-@pytest.fixture
-def a():
-    return make_team("alpha")
-
-
-@pytest.fixture
-def b():
-    return make_team("bravo")
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """The domain: projects, their polls and rollups, incidents and the
 notifications about them."""
 
+from projects.models.account_mail import AccountEmail
 from projects.models.api_keys import ApiKey
 from projects.models.audit import AuditEntry
 from projects.models.escalation import Escalation, EscalationStep
@@ -55,6 +56,7 @@ __all__ = [
     "MAX_MESSAGE_LENGTH",
     "MAX_PHASE_MS",
     "MAX_TIMEOUT_SECONDS",
+    "AccountEmail",
     "AnnouncementCursor",
     "ApiKey",
     "AuditEntry",

@@ -12,7 +12,8 @@ Who hears of what:
 - incident.resolved, .acknowledged, .reminder: the channels that were told
   it opened or escalated (so nobody hears of the end of an outage they
   never heard of);
-- monitor.* and poller.*: the default channels;
+- monitor.* and poller.*: the default channels of the teams concerned
+  (monitor_audience);
 and never a disabled channel, nor incident.resolved to a channel with
 send_resolved off.
 """
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from projects.models import MonitorOutage, Notification, NotificationChannel, Project
@@ -110,20 +111,33 @@ def queue_for_audience(messages: Sequence[Message]) -> int:
     return queue((m, told[m.incident_id]) for m in messages)
 
 
-def queue_for_default_channels(message: Message) -> int:
-    defaults = NotificationChannel.objects.filter(is_default=True, enabled=True)
-    return queue([(message, defaults.values_list("pk", flat=True))])
-
-
 def queue_monitor_event(
     event: str, outage: MonitorOutage, at: datetime, message: str
 ) -> int:
     """Queue news about the monitor itself (monitor.*, poller.*) for the
-    default channels; `message` says what happened in words."""
+    default channels of the teams it concerns; `message` says what
+    happened in words."""
     payload = monitor_payload(event, outage, message=message, occurred_at=at)
-    return queue_for_default_channels(
-        Message(event=event, key=message_key(event, outage.pk), payload=payload)
-    )
+    news = Message(event=event, key=message_key(event, outage.pk), payload=payload)
+    return queue([(news, monitor_audience(outage))])
+
+
+def monitor_audience(outage: MonitorOutage) -> list[int]:
+    """The default channels that hear of the monitor's own outage: those
+    of every trusted team (the operator's own, docs/teams.md), and those of
+    any other team with an enabled project the outage leaves unchecked: for
+    a region, a project it polls (by name, or as one of every region);
+    for the whole monitor, any project. A team none of whose projects is
+    concerned hears nothing of the monitor's troubles. The same rule
+    decides who hears that it is over."""
+    concerned = Project.objects.filter(enabled=True)
+    if outage.region_id is not None:
+        concerned = concerned.filter(
+            Q(regions=outage.region_id) | Q(regions__isnull=True)
+        )
+    teams = Q(team__trusted=True) | Q(team__in=concerned.values("team"))
+    defaults = NotificationChannel.objects.filter(teams, is_default=True, enabled=True)
+    return list(defaults.values_list("pk", flat=True))
 
 
 def project_channels(project_ids: Iterable[int]) -> dict[int, list[int]]:

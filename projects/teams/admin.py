@@ -1,13 +1,15 @@
 """Teams and their members in the admin: a manager manages the current
 team's members and name; only a superuser creates, deletes or trusts a
-team."""
+team, and only a superuser sees the account e-mails' outbox."""
 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils import timezone
 
-from projects.models import AuditEntry, Membership, Role, Team
+from projects.models import AccountEmail, AuditEntry, Membership, Role, Team
 from projects.teams.admin_scoping import TeamScopedAdmin, changes_text
 from projects.teams.scoping import current_team
 
@@ -87,3 +89,58 @@ class AuditEntryAdmin(TeamScopedAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+
+@admin.register(AccountEmail)
+class AccountEmailAdmin(admin.ModelAdmin):
+    """Invitations and password resets on their way: what is pending,
+    delivered or given up on, and why. Not the body: it holds the link.
+    Superusers only, as the admin's Users page: an address belongs to no
+    team."""
+
+    list_display = [
+        "created_at",
+        "to",
+        "subject",
+        "state",
+        "attempts",
+        "next_attempt_at",
+        "last_error",
+    ]
+    list_filter = ["state"]
+    fields = readonly_fields = [
+        "to",
+        "subject",
+        "state",
+        "created_at",
+        "attempts",
+        "next_attempt_at",
+        "delivered_at",
+        "last_error",
+    ]
+    ordering = ["-created_at"]
+    actions = ["retry_now"]
+    show_facets = admin.ShowFacets.NEVER
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser  # for the action; every field is read-only
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser
+
+    @admin.action(description="Retry now (pending only)", permissions=["change"])
+    def retry_now(self, request: HttpRequest, queryset: QuerySet) -> None:
+        # A failed message has forgotten its body: there is nothing to resend.
+        count = queryset.filter(state=AccountEmail.State.PENDING).update(
+            next_attempt_at=timezone.now(), claimed_until=None
+        )
+        self.message_user(request, f"{count} e-mail(s) queued again.")

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import signing
-from django.core.mail import send_mail
+from django.core.mail import EmailMessage
 from django.db import transaction
 from django.urls import reverse
 
 from projects.models import Membership, Role, Team
+from projects.teams.account_mail import queue_email
 
 SALT = "projects.teams.invitation"
 INVITATION_MAX_AGE = 7 * 24 * 60 * 60
@@ -46,17 +47,19 @@ def invitation_from_token(token: str) -> Invitation:
 
 
 def send_invitation(team: Team, role: str, email: str, *, by) -> str:
-    """E-mail the link; returns it."""
+    """Queue the e-mail with the link (the tasks process sends it); returns
+    the link."""
     path = reverse("teams:join", args=[invitation_token(team, role, email)])
     link = f"{settings.SITE_URL.rstrip('/')}{path}"
     days = INVITATION_MAX_AGE // 86400
-    send_mail(
+    message = EmailMessage(
         f"You are invited to {team.name} on the uptime monitor",
         f"{by.get_username()} invites you to the team {team.name} as "
         f"{Role(role).label.lower()}.\n\nJoin within {days} days: {link}\n",
         settings.DEFAULT_FROM_EMAIL,
         [email],
     )
+    queue_email(message)
     return link
 
 

@@ -6,7 +6,7 @@ import hashlib
 import smtplib
 
 from django.conf import settings
-from django.core.mail import EmailMultiAlternatives, get_connection
+from django.core.mail import EmailMessage, EmailMultiAlternatives, get_connection
 
 from projects.notifications.messages import render
 from projects.notifications.outgoing import DeliveryError, Outgoing, Sent
@@ -23,6 +23,15 @@ def send(outgoing: Outgoing, *, timeout: float) -> Sent:
         connection=get_connection(timeout=timeout),
     )
     message.attach_alternative(rendered.html, "text/html")
+    send_message(message, timeout=timeout)
+    return Sent()
+
+
+def send_message(message: EmailMessage, *, timeout: float) -> None:
+    """Send one message; a failure is a DeliveryError (an SMTP 5xx is
+    permanent). Account e-mails (projects/teams/account_mail.py) use it too.
+    `timeout` only names the wait in the error: the message's connection
+    carries the real one."""
     try:
         message.send()
     except smtplib.SMTPException as error:
@@ -32,7 +41,6 @@ def send(outgoing: Outgoing, *, timeout: float) -> Sent:
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise DeliveryError(f"mail server unreachable ({reason})") from None
-    return Sent()
 
 
 def recipients(addresses: str) -> list[str]:
