@@ -101,14 +101,15 @@ def seed(conn: psycopg.Connection) -> None:
             interval, interval_unit, grace_seconds, timeout_seconds, enabled,
             failure_threshold, recovery_threshold, created_at, updated_at,
             last_status, consecutive_failures, state, consecutive_successes,
-            badge_key)
+            badge_key, allow_insecure_redirects, team_id)
         SELECT format('service-%s', lpad(i::text, 3, '0')), 'poll',
                format('https://svc%s.example.test/health', i), 'GET', '{{}}', '',
                true, true, '200', '', 'contains', false, '', '==', '', 14,
                60, 'seconds', 60, 10, true, 3, 1, now(), now(),
                'up', 0, CASE WHEN i = 7 THEN 'down' ELSE 'up' END, 0,
-               md5(i::text || clock_timestamp()::text)
-        FROM generate_series(1, {PROJECTS}) AS i
+               md5(i::text || clock_timestamp()::text), false, t.id
+        FROM generate_series(1, {PROJECTS}) AS i,
+             projects_team t WHERE t.slug = 'default'
         """
     )
     conn.execute(
@@ -116,9 +117,10 @@ def seed(conn: psycopg.Connection) -> None:
         INSERT INTO projects_statuspage (
             title, slug, description, logo_url, custom_domain, visibility,
             show_uptime_days, show_response_times, incidents_need_update, footer,
-            created_at, updated_at)
-        VALUES ('Bench status', 'bench', '', '', '', 'public', 90, true, false,
-                '', now(), now())
+            created_at, updated_at, team_id)
+        SELECT 'Bench status', 'bench', '', '', '', 'public', 90, true, false,
+               '', now(), now(), id
+        FROM projects_team WHERE slug = 'default'
         """
     )
     conn.execute(
