@@ -57,6 +57,30 @@ def test_a_day_cell_gives_the_days_uptime_and_downtime(client):
     assert built.projects[0].name in html
 
 
+def test_a_cells_label_is_written_once_and_a_good_day_needs_no_class(client):
+    build_page(projects=1, sections=1, days=3, with_incident=False)
+    day = (timezone.now().date() - timedelta(days=1)).isoformat()
+
+    html = client.get("/status/acme/").content.decode()
+
+    label = f"{day}: 100% up, 0 s down"
+    assert html.count(label) == 1
+    assert f'<i role="img" aria-label="{label}"></i>' in html
+
+
+def test_a_bar_costs_at_most_64_bytes_a_day(client):
+    # The page's weight is its cells (45,000 on a 90-day page of 500
+    # projects): building, gzipping and sending it all scale with this.
+    build_page(projects=2, sections=1, days=90, with_incident=False)
+
+    html = client.get("/status/acme/").content.decode()
+
+    bars = re.findall(r'<div class="bar"[^>]*>(.*?)</div>', html)
+    assert len(bars) == 2
+    assert all(bar.count("<i ") == 90 for bar in bars)
+    assert max(len(bar) for bar in bars) <= 64 * 90
+
+
 def test_markdown_in_an_update_cannot_run_script(client):
     built = build_page(projects=2, sections=1, days=2)
     StatusUpdate.objects.create(
