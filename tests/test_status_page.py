@@ -304,3 +304,16 @@ def test_a_projects_name_is_escaped(client):
 
     assert "<b>" not in html
     assert "&lt;b&gt;&quot;api&quot;&lt;/b&gt;" in html
+
+
+def test_each_projects_line_is_in_its_own_section(client):
+    built = build_page(projects=6, sections=3, days=3, with_incident=False)
+
+    html = client.get("/status/acme/").content.decode()
+
+    sections = re.findall(r"<section class=\"section\".*?</section>", html, re.S)
+    assert len(sections) == 3
+    for n, section in enumerate(sections):
+        assert f"Section {n + 1}</h2>" in section
+        names = re.findall(r'<span class="name">([^<]*)</span>', section)
+        assert names == [p.name for p in built.projects[n::3]]
