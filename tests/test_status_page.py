@@ -317,3 +317,19 @@ def test_each_projects_line_is_in_its_own_section(client):
         assert f"Section {n + 1}</h2>" in section
         names = re.findall(r'<span class="name">([^<]*)</span>', section)
         assert names == [p.name for p in built.projects[n::3]]
+
+
+def test_an_incident_of_a_project_added_after_the_page_read_its_projects_waits():
+    from projects.status_pages.incidents import page_incidents
+
+    built = build_page(projects=2, sections=1, days=2)
+    known = Project.objects.exclude(pk=built.down.pk).values("id", "name")
+
+    found = page_incidents(
+        built.page,
+        {row["id"]: row for row in known},
+        timezone.now(),
+        project_ids=Project.objects.values("id"),
+    )
+
+    assert found.open == []
