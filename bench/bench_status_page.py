@@ -335,7 +335,7 @@ def make_report(
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
         f"### bench_status_page.py, {when}\n\n"
-        f"At `{git_head()}`. {PROJECTS} projects in {SECTIONS} sections, {DAYS} "
+        f"At {git_head()}. {PROJECTS} projects in {SECTIONS} sections, {DAYS} "
         f"days of daily rollups, PostgreSQL, gunicorn with {args.workers} "
         f"workers, {args.requests} requests each, {platform.node()} "
         f"({os.cpu_count()} cores), load average {loads[0]:.1f} before and "
