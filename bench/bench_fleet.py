@@ -47,6 +47,7 @@ from pathlib import Path
 
 from harness import (
     ROOT,
+    BackendCpu,
     ProcessSample,
     cpu_model,
     database_versions,
@@ -56,7 +57,6 @@ from harness import (
     machine,
     manage,
     markdown_table,
-    process_cpu_seconds,
     raise_open_files_limit,
     relative_command,
 )
@@ -221,32 +221,6 @@ def measure_run(args, scenario: Scenario, run: Run, template: str, nginx):
 def _cpu(sample: ProcessSample) -> float:
     sample.read()
     return sample.cpu_seconds
-
-
-class BackendCpu:
-    """CPU seconds the PostgreSQL backends serving one database have used
-    (from /proc: the server runs on this machine). A backend that has
-    exited keeps what it used when last seen."""
-
-    def __init__(self, database_url: str) -> None:
-        server, _, self.database = database_url.rpartition("/")
-        self.admin_url = f"{server}/postgres"
-        self.seen: dict[int, float] = {}
-
-    def __call__(self) -> float:
-        import psycopg
-
-        with psycopg.connect(self.admin_url, autocommit=True) as connection:
-            rows = connection.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = %s",
-                [self.database],
-            ).fetchall()
-        for (pid,) in rows:
-            try:
-                self.seen[pid] = process_cpu_seconds(pid)
-            except FileNotFoundError:
-                continue
-        return sum(self.seen.values())
 
 
 # The report

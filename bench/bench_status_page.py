@@ -12,8 +12,13 @@ incident with two updates), starts gunicorn, and times over HTTP:
 - warm: the same page again (served from the cache);
 - badges: a project's status and 30-day uptime badges.
 
+Besides the time of each request, it reports the CPU the web process
+(gunicorn's workers) and the database's backends used per request, read
+from /proc: on a machine shared with other work, times move with its
+load, CPU much less so.
+
     .venv/bin/python bench/bench_status_page.py
-    .venv/bin/python bench/bench_status_page.py --append docs/status-pages.md
+    .venv/bin/python bench/bench_status_page.py --publish   # a file in docs/benchmarks/
 
 PG_URL (default postgres://postgres@127.0.0.1:5432) chooses the server.
 """
@@ -26,12 +31,21 @@ import os
 import platform
 import sys
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
 from bench_pings import Gunicorn
-from harness import free_port, markdown_table, percentile
+from harness import (
+    BackendCpu,
+    ProcessSample,
+    free_port,
+    git_head,
+    markdown_table,
+    percentile,
+)
+from run_logs import publish_run
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "monitor_bench_status"
@@ -62,14 +76,19 @@ def main() -> None:
         ).fetchone()[0]
         print(f"seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         port = free_port()
-        with Gunicorn(port, args.workers, env):
+        load_before = os.getloadavg()[0]
+        with Gunicorn(port, args.workers, env) as web:
             wait_for(port)
-            rows = measure(conn, port, badge_key, args.requests)
-    report = make_report(rows, args)
+            cpu = Cpu(web.pid, database_url)
+            rows = measure(conn, Client(port, cpu), badge_key, args.requests)
+        loads = (load_before, os.getloadavg()[0])
+    report = make_report(rows, args, loads)
     print(report)
     if args.append:
         with Path(args.append).open("a") as file:
             file.write(f"\n{report}\n")
+    if args.publish:
+        print(f"Published: {publish_run('status-page', report)}")
 
 
 def parse_args() -> argparse.Namespace:
@@ -77,6 +96,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--append", metavar="FILE")
+    parser.add_argument(
+        "--publish", action="store_true", help="write a run file in docs/benchmarks/"
+    )
     return parser.parse_args()
 
 
@@ -101,14 +123,15 @@ def seed(conn: psycopg.Connection) -> None:
             interval, interval_unit, grace_seconds, timeout_seconds, enabled,
             failure_threshold, recovery_threshold, created_at, updated_at,
             last_status, consecutive_failures, state, consecutive_successes,
-            badge_key)
+            badge_key, allow_insecure_redirects, team_id)
         SELECT format('service-%s', lpad(i::text, 3, '0')), 'poll',
                format('https://svc%s.example.test/health', i), 'GET', '{{}}', '',
                true, true, '200', '', 'contains', false, '', '==', '', 14,
                60, 'seconds', 60, 10, true, 3, 1, now(), now(),
                'up', 0, CASE WHEN i = 7 THEN 'down' ELSE 'up' END, 0,
-               md5(i::text || clock_timestamp()::text)
-        FROM generate_series(1, {PROJECTS}) AS i
+               md5(i::text || clock_timestamp()::text), false, t.id
+        FROM generate_series(1, {PROJECTS}) AS i,
+             projects_team t WHERE t.slug = 'default'
         """
     )
     conn.execute(
@@ -116,9 +139,10 @@ def seed(conn: psycopg.Connection) -> None:
         INSERT INTO projects_statuspage (
             title, slug, description, logo_url, custom_domain, visibility,
             show_uptime_days, show_response_times, incidents_need_update, footer,
-            created_at, updated_at)
-        VALUES ('Bench status', 'bench', '', '', '', 'public', 90, true, false,
-                '', now(), now())
+            created_at, updated_at, team_id)
+        SELECT 'Bench status', 'bench', '', '', '', 'public', 90, true, false,
+               '', now(), now(), id
+        FROM projects_team WHERE slug = 'default'
         """
     )
     conn.execute(
@@ -202,7 +226,36 @@ def get(port: int, path: str) -> tuple[int, float, int]:
     return response.status, time.perf_counter() - started, len(body)
 
 
-def measure(conn, port: int, badge_key: str, requests: int) -> list[dict]:
+class Cpu:
+    """CPU seconds used so far by gunicorn (master and workers) and by
+    the database's backends."""
+
+    def __init__(self, gunicorn_pid: int, database_url: str) -> None:
+        self.web = ProcessSample(gunicorn_pid, descendants=True)
+        self.database = BackendCpu(database_url)
+
+    def __call__(self) -> tuple[float, float]:
+        self.web.read()
+        return self.web.cpu_seconds, self.database()
+
+
+@dataclass
+class Client:
+    port: int
+    cpu: Cpu
+
+
+@dataclass
+class Batch:
+    """Requests of one kind: their times, CPU and the last body's size."""
+
+    timings: list[float]
+    size: int
+    web_cpu: float  # seconds, all requests
+    database_cpu: float
+
+
+def measure(conn, client: Client, badge_key: str, requests: int) -> list[dict]:
     rows = []
     for days in (90, 365):
         conn.execute(
@@ -214,7 +267,7 @@ def measure(conn, port: int, badge_key: str, requests: int) -> list[dict]:
         # key, and saving the project moves the page's version, as the
         # admin would.
         cold = timed(
-            port,
+            client,
             requests,
             lambda n: conn.execute(
                 "UPDATE projects_project SET interval = %s, "
@@ -222,59 +275,73 @@ def measure(conn, port: int, badge_key: str, requests: int) -> list[dict]:
                 [60 + n % 2],
             ),
         )
-        rows.append(row(f"page, {days} days, nothing cached", *cold))
+        rows.append(row(f"page, {days} days, nothing cached", cold))
         # After a change (an update, a state): the page is rebuilt, the
         # compacted days come from their cache.
         changed = timed(
-            port,
+            client,
             requests,
             lambda n: conn.execute(
                 "UPDATE projects_statuspage SET updated_at = clock_timestamp()"
             ),
         )
-        rows.append(row(f"page, {days} days, after a change", *changed))
+        rows.append(row(f"page, {days} days, after a change", changed))
         for _ in range(10):  # every worker caches the page
-            get(port, "/status/bench/")
-        rows.append(row(f"page, {days} days, warm", *timed(port, requests)))
+            get(client.port, "/status/bench/")
+        rows.append(row(f"page, {days} days, warm", timed(client, requests)))
     for name in ("status.svg", "uptime-30d.svg"):
         path = f"/badge/{badge_key}/{name}"
         for _ in range(10):
-            get(port, path)
-        rows.append(row(f"badge {name}, warm", *timed(port, requests, path=path)))
+            get(client.port, path)
+        rows.append(row(f"badge {name}, warm", timed(client, requests, path=path)))
     return rows
 
 
-def timed(port: int, requests: int, before=None, *, path: str = "/status/bench/"):
-    """(seconds of each GET, bytes of the last answer); `before(n)` runs
-    ahead of the n-th request, untimed."""
+def timed(
+    client: Client, requests: int, before=None, *, path: str = "/status/bench/"
+) -> Batch:
+    """`requests` GETs of `path`; `before(n)` runs ahead of the n-th
+    request, untimed (its statement's CPU in the database is counted, a
+    fraction of a millisecond)."""
     timings, size = [], 0
+    web_before, database_before = client.cpu()
     for n in range(requests):
         if before is not None:
             before(n)
-        status, seconds, size = get(port, path)
+        status, seconds, size = get(client.port, path)
         assert status == 200, status
         timings.append(seconds)
-    return timings, size
+    web_after, database_after = client.cpu()
+    return Batch(
+        timings, size, web_after - web_before, database_after - database_before
+    )
 
 
-def row(name: str, timings: list[float], size: int) -> dict:
-    timings = sorted(timings)
+def row(name: str, batch: Batch) -> dict:
+    timings, count = sorted(batch.timings), len(batch.timings)
     return {
         "request": name,
         "median ms": f"{percentile(timings, 50) * 1000:.1f}",
         "p95 ms": f"{percentile(timings, 95) * 1000:.1f}",
-        "body sent": f"{size / 1024:.0f} KiB",
+        "web CPU ms": f"{batch.web_cpu / count * 1000:.1f}",
+        "database CPU ms": f"{batch.database_cpu / count * 1000:.1f}",
+        "body sent": f"{batch.size / 1024:.0f} KiB",
     }
 
 
-def make_report(rows: list[dict], args: argparse.Namespace) -> str:
+def make_report(
+    rows: list[dict], args: argparse.Namespace, loads: tuple[float, float]
+) -> str:
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
         f"### bench_status_page.py, {when}\n\n"
-        f"{PROJECTS} projects in {SECTIONS} sections, {DAYS} days of daily "
-        f"rollups, PostgreSQL, gunicorn with {args.workers} workers, "
-        f"{args.requests} requests each, {platform.node()} "
-        f"({os.cpu_count()} cores).\n\n{markdown_table(rows)}"
+        f"At {git_head()}. {PROJECTS} projects in {SECTIONS} sections, {DAYS} "
+        f"days of daily rollups, PostgreSQL, gunicorn with {args.workers} "
+        f"workers, {args.requests} requests each, {platform.node()} "
+        f"({os.cpu_count()} cores), load average {loads[0]:.1f} before and "
+        f"{loads[1]:.1f} after. CPU columns: per request, from /proc, "
+        f"in milliseconds (a clock tick is 10 ms: averages over the "
+        f"requests).\n\n{markdown_table(rows)}"
     )
 
 

@@ -213,6 +213,32 @@ def process_tree(pid: int) -> list[int]:
     return tree
 
 
+class BackendCpu:
+    """CPU seconds the PostgreSQL backends serving one database have used
+    (from /proc: the server runs on this machine). A backend that has
+    exited keeps what it used when last seen."""
+
+    def __init__(self, database_url: str) -> None:
+        server, _, self.database = database_url.rpartition("/")
+        self.admin_url = f"{server}/postgres"
+        self.seen: dict[int, float] = {}
+
+    def __call__(self) -> float:
+        import psycopg
+
+        with psycopg.connect(self.admin_url, autocommit=True) as connection:
+            rows = connection.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s",
+                [self.database],
+            ).fetchall()
+        for (pid,) in rows:
+            try:
+                self.seen[pid] = process_cpu_seconds(pid)
+            except FileNotFoundError:
+                continue
+        return sum(self.seen.values())
+
+
 def machine_cpu_seconds() -> tuple[float, float]:
     """(busy, total) CPU seconds of the whole machine so far, all cores
     added up: two readings give the machine's load in between."""

@@ -5,6 +5,7 @@ page. Uses Debian's chromium, driven by Playwright."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -49,8 +50,15 @@ def test_the_page_renders_without_a_login_in_light_and_dark(
     assert page.locator(".overall").inner_text().strip().endswith("Partial outage")
     assert page.locator(".project").count() == 20
     assert page.locator(".timeline li").count() == 2
-    cell = page.locator(".bar i").first
-    assert cell.get_attribute("aria-label") == cell.get_attribute("title")
+    # Today's cell: screen readers get its label as the image's name, and
+    # hovering shows the same text as its tooltip.
+    cell = page.locator(".bar i").last
+    label = cell.get_attribute("aria-label")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d: 100% up, 0 s down", label)
+    assert page.get_by_role("img", name=label, exact=True).count() == 20
+    cell.hover()
+    tooltip = cell.evaluate("cell => getComputedStyle(cell, '::after').content")
+    assert tooltip == f'"{label}"'
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert (background == "rgb(15, 18, 22)") is (scheme == "dark")
     assert all(

@@ -5,11 +5,11 @@ them for 5 and 50)."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Q, Sum
-from django.utils.safestring import SafeString, mark_safe
+from django.db.models import Q, QuerySet, Sum
 
 from projects.models import (
     HourlyRollup,
@@ -46,10 +46,6 @@ class SectionView:
     name: str
     rows: list[ProjectRow] = field(default_factory=list)
 
-    @property
-    def html(self) -> SafeString:
-        return mark_safe("".join(row.html for row in self.rows))
-
 
 @dataclass(slots=True)
 class PageContent:
@@ -66,7 +62,7 @@ class PageContent:
 def load(page: StatusPage, now: datetime) -> PageContent:
     sections = list(page.sections.all())
     members = section_members(sections)
-    ids = sorted({pk for pks in members.values() for pk in pks})
+    ids = page_projects(sections)
     projects = {
         row["id"]: row
         for row in Project.objects.filter(id__in=ids).values(*PROJECT_FIELDS)
@@ -75,9 +71,11 @@ def load(page: StatusPage, now: datetime) -> PageContent:
         pk: row["interval"] * SECONDS_PER_UNIT[row["interval_unit"]]
         for pk, row in projects.items()
     }
-    bars = day_cells.bars_by_project(intervals, page.show_uptime_days, now)
+    bars = day_cells.bars_by_project(
+        intervals, page.show_uptime_days, now, project_ids=ids
+    )
     maintenance, covered = page_maintenance(ids, now)
-    incidents = page_incidents(page, projects, now)
+    incidents = page_incidents(page, projects, now, project_ids=ids)
     manual = {i.project_id for i in incidents.open if i.manual}
     responses = response_times(ids, now) if page.show_response_times else {}
 
@@ -148,7 +146,23 @@ def section_members(sections: list[StatusPageSection]) -> dict[int, set[int]]:
     return members
 
 
-def response_times(ids: list[int], now: datetime) -> dict[int, int]:
+def page_projects(sections: list[StatusPageSection]) -> QuerySet:
+    """The ids of the projects section_members() finds, as a subquery for
+    the page's other queries: as a list, 500 ids cost each query about 3
+    ms of this process's time (Django and psycopg handle each parameter),
+    more than the database spends on it."""
+    chosen = StatusPageSection.projects.through.objects.filter(
+        statuspagesection_id__in=[s.pk for s in sections]
+    ).values("project_id")
+    on_page = Q(id__in=chosen)
+    tags = {s.tag_id for s in sections if s.tag_id}
+    if tags:
+        tagged = Project.tags.through.objects.filter(tag_id__in=tags)
+        on_page |= Q(id__in=tagged.values("project_id"))
+    return Project.objects.filter(on_page).values("id")
+
+
+def response_times(ids: Iterable[int] | QuerySet, now: datetime) -> dict[int, int]:
     """{project id: its average response time over 24 hours, in ms}."""
     rows = (
         HourlyRollup.objects.filter(

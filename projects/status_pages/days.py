@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from django.core.cache import cache
-from django.db.models import Count, Max, Min, Q, Sum
+from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.utils.html import escape
 
@@ -34,6 +34,8 @@ from projects.rollups import utc_midnight
 
 SECONDS_PER_DAY = 24 * 60 * 60
 COMPACTED_CACHE_SECONDS = 10 * 60
+PERFECT = (1, 0, 0, 0)  # in the order of COUNTS: polls, none failed
+NO_POLLS = (0, 0, 0, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,17 +76,48 @@ class Day:
 
     @property
     def html(self) -> str:
-        label = escape(self.label)
-        return (
-            f'<i class="d-{self.level}" role="img" title="{label}" '
-            f'aria-label="{label}"></i>'
-        )
+        return cell_html(self.level, self.label)
+
+
+class Cells:
+    """The cells of one page build, each distinct day formatted once: on
+    most pages every perfect day, every missing one and today's cell are
+    the same for all projects, and a bad day often hits several at once."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple, str] = {}
+
+    def of(self, day: date, counts: Sequence[int], interval: int) -> str:
+        """`counts` in the order of COUNTS."""
+        counts = tuple(counts)
+        # The interval only turns failures into downtime.
+        key = (day, counts, interval if counts[1] else 0)
+        html = self._made.get(key)
+        if html is None:
+            html = self._made[key] = Day(day, Uptime(*counts), interval).html
+        return html
+
+    def perfect(self, day: date) -> str:
+        return self.of(day, PERFECT, 0)
+
+    def missing(self, day: date) -> str:
+        return self.of(day, NO_POLLS, 0)
 
 
 @dataclass(frozen=True, slots=True)
 class Bar:
     html: str
     uptime: Uptime  # over the whole bar
+
+
+def cell_html(level: str, label: str) -> str:
+    """One day's cell: an image to screen readers, named by its label,
+    which the stylesheet also shows as its tooltip. The label is written
+    once and a good day (nearly every cell) has no class, the bar's
+    default look: a page of 45,000 cells is built, gzipped and sent in
+    proportion to these bytes."""
+    css = "" if level == "ok" else f' class="d-{level}"'
+    return f'<i{css} role="img" aria-label="{escape(label)}"></i>'
 
 
 def percent_text(percent: float) -> str:
@@ -102,39 +135,52 @@ def day_range(days: int, now: datetime) -> list[date]:
 
 
 def bars_by_project(
-    intervals: dict[int, int], days: int, now: datetime
+    intervals: dict[int, int],
+    days: int,
+    now: datetime,
+    *,
+    project_ids: Iterable[int] | QuerySet | None = None,
 ) -> dict[int, Bar]:
     """{project id: its bar} over the last `days` UTC days, today
-    included; `intervals` maps each project to its interval in seconds."""
+    included; `intervals` maps each project to its interval in seconds.
+    `project_ids`, the same projects as a subquery, is cheaper to send
+    than a long list."""
     wanted = day_range(days, now)
     if not intervals:
         return {}
+    if project_ids is None:
+        project_ids = list(intervals)
     boundary = daily_until()
     compacted = [d for d in wanted if boundary is not None and d < boundary.date()]
-    daily = compacted_bars(intervals, compacted, boundary)
+    cells = Cells()
+    daily = compacted_bars(intervals, compacted, boundary, cells, project_ids)
     since = utc_midnight(wanted[0])
     if boundary is not None:
         since = max(since, boundary)
-    hourly: dict[int, dict[date, list[int]]] = defaultdict(dict)
-    for pk, day, *counts in _hourly_counts(list(intervals), since):
-        hourly[pk][day] = counts
+    hourly: dict[int, dict[date, tuple[int, ...]]] = defaultdict(dict)
+    for pk, day, *counts in _hourly_counts(project_ids, since):
+        hourly[pk][day] = tuple(value or 0 for value in counts)
     recent = wanted[len(compacted) :]
-    missing = [Day(day, Uptime(), 0).html for day in recent]
+    missing = [cells.missing(day) for day in recent]
     bars = {}
     for pk, interval in intervals.items():
-        html, sums = daily.get(pk, ("", [0] * len(COUNTS)))
-        cells = list(missing)
+        html, sums = daily.get(pk, ("", NO_POLLS))
+        row = list(missing)
         for n, day in enumerate(recent):
-            if day in hourly[pk]:
-                counts = [value or 0 for value in hourly[pk][day]]
-                cells[n] = Day(day, Uptime(*counts), interval).html
+            counts = hourly[pk].get(day)
+            if counts is not None:
+                row[n] = cells.of(day, counts, interval)
                 sums = [a + b for a, b in zip(sums, counts, strict=True)]
-        bars[pk] = Bar(html + "".join(cells), Uptime(*sums))
+        bars[pk] = Bar(html + "".join(row), Uptime(*sums))
     return bars
 
 
 def compacted_bars(
-    intervals: dict[int, int], wanted: list[date], boundary: datetime | None
+    intervals: dict[int, int],
+    wanted: list[date],
+    boundary: datetime | None,
+    cells: Cells,
+    project_ids: Iterable[int] | QuerySet,
 ) -> dict[int, tuple[str, list[int]]]:
     """{project id: (HTML of its cells, summed counts)} over days the
     compaction has summed. Those rows change only when the compaction
@@ -147,19 +193,17 @@ def compacted_bars(
     key = f"status-days:{wanted[0]}:{wanted[-1]}:{until}:{shape.hexdigest()}"
     found = cache.get(key)
     if found is None:
-        found = _Reading(list(intervals), wanted, boundary).bars(intervals)
+        found = _Reading(project_ids, wanted, boundary).bars(intervals, cells)
         cache.set(key, found, COMPACTED_CACHE_SECONDS)
     return found
-
-
-def _perfect_cell(day: date) -> str:
-    return Day(day, Uptime(polls=1), 0).html
 
 
 class _Reading:
     """The daily rollups of a page's projects over compacted days."""
 
-    def __init__(self, ids: list[int], wanted: list[date], boundary) -> None:
+    def __init__(
+        self, ids: Iterable[int] | QuerySet, wanted: list[date], boundary
+    ) -> None:
         self.wanted = wanted
         self.index = {day: n for n, day in enumerate(wanted)}
         part = daily_part(utc_midnight(wanted[0]), boundary)
@@ -174,35 +218,39 @@ class _Reading:
             for pk, day in _daily_days(gapped, part):
                 self.present[pk].add(day)
 
-    def bars(self, intervals: dict[int, int]) -> dict[int, tuple[str, list[int]]]:
-        perfect = [_perfect_cell(day) for day in self.wanted]
-        missing = [Day(day, Uptime(), 0).html for day in self.wanted]
+    def bars(
+        self, intervals: dict[int, int], cells: Cells
+    ) -> dict[int, tuple[str, list[int]]]:
+        perfect = [cells.perfect(day) for day in self.wanted]
+        missing = [cells.missing(day) for day in self.wanted]
         return {
-            pk: self._bar(pk, interval, perfect, missing)
+            pk: self._bar(pk, interval, cells, perfect, missing)
             for pk, interval in intervals.items()
         }
 
-    def _bar(self, pk: int, interval: int, perfect, missing) -> tuple[str, list[int]]:
-        cells = list(missing)
+    def _bar(
+        self, pk: int, interval: int, cells: Cells, perfect, missing
+    ) -> tuple[str, list[int]]:
+        row = list(missing)
         summary = self.summary.get(pk)
         if summary is None:
-            return "".join(cells), [0] * len(COUNTS)
+            return "".join(row), list(NO_POLLS)
         first, last = self.index[summary["first"]], self.index[summary["last"]]
-        cells[first : last + 1] = perfect[first : last + 1]
+        row[first : last + 1] = perfect[first : last + 1]
         if pk in self.present:
             for n in range(first, last + 1):
                 if self.wanted[n] not in self.present[pk]:
-                    cells[n] = missing[n]
+                    row[n] = missing[n]
         for day, counts in self.odd[pk].items():
-            cells[self.index[day]] = Day(day, Uptime(*counts), interval).html
-        return "".join(cells), [summary[count] or 0 for count in COUNTS]
+            row[self.index[day]] = cells.of(day, counts, interval)
+        return "".join(row), [summary[count] or 0 for count in COUNTS]
 
 
 def _has_gaps(summary: dict) -> bool:
     return summary["days"] != (summary["last"] - summary["first"]).days + 1
 
 
-def _summaries(ids: Sequence[int], part: Q) -> dict[int, dict]:
+def _summaries(ids: Iterable[int] | QuerySet, part: Q) -> dict[int, dict]:
     rows = (
         DailyRollup.objects.filter(part, project_id__in=ids)
         .values("project_id")
@@ -217,19 +265,19 @@ def _summaries(ids: Sequence[int], part: Q) -> dict[int, dict]:
     return {row["project_id"]: row for row in rows}
 
 
-def _daily_counts(ids: Sequence[int], part: Q):
+def _daily_counts(ids: Iterable[int] | QuerySet, part: Q):
     return DailyRollup.objects.filter(part, project_id__in=ids).values_list(
         "project_id", "day", *COUNTS
     )
 
 
-def _daily_days(ids: Sequence[int], part: Q):
+def _daily_days(ids: Iterable[int] | QuerySet, part: Q):
     return DailyRollup.objects.filter(part, project_id__in=ids).values_list(
         "project_id", "day"
     )
 
 
-def _hourly_counts(ids: Sequence[int], since: datetime):
+def _hourly_counts(ids: Iterable[int] | QuerySet, since: datetime):
     return (
         HourlyRollup.objects.filter(hour__gte=since, project_id__in=ids)
         .annotate(day=TruncDate("hour", tzinfo=UTC))

@@ -4,10 +4,11 @@ ones of the last show_uptime_days with their duration. Two queries."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils.safestring import SafeString
 
 from projects.models import Incident, StatusPage, StatusUpdate
@@ -46,11 +47,19 @@ class PageIncidents:
 
 
 def page_incidents(
-    page: StatusPage, projects: dict[int, dict], now: datetime
+    page: StatusPage,
+    projects: dict[int, dict],
+    now: datetime,
+    *,
+    project_ids: Iterable[int] | QuerySet | None = None,
 ) -> PageIncidents:
+    """`projects` by id, with their names; `project_ids`, the same ids as a
+    subquery, is cheaper to send than a long list."""
     since = now - timedelta(days=page.show_uptime_days)
+    if project_ids is None:
+        project_ids = list(projects)
     rows = list(
-        Incident.objects.filter(project_id__in=list(projects), kind__in=SHOWN_KINDS)
+        Incident.objects.filter(project_id__in=project_ids, kind__in=SHOWN_KINDS)
         .filter(Q(resolved_at__isnull=True) | Q(started_at__gte=since))
         .order_by("-started_at", "-id")
         .values("id", "project_id", "kind", "title", "started_at", "resolved_at")[
@@ -61,9 +70,14 @@ def page_incidents(
     views = [
         view(row, projects[row["project_id"]]["name"], updates[row["id"]], now)
         for row in rows
-        if row["kind"] == Incident.Kind.MANUAL
-        or updates[row["id"]]
-        or not page.incidents_need_update
+        # A project added to the page since `projects` was read waits
+        # for the next build.
+        if row["project_id"] in projects
+        and (
+            row["kind"] == Incident.Kind.MANUAL
+            or updates[row["id"]]
+            or not page.incidents_need_update
+        )
     ]
     return PageIncidents(
         open=[v for v in views if v.resolved_at is None],

@@ -4,10 +4,11 @@ queries: the windows, and which projects each one covers."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from projects.models import MaintenanceWindow
 
@@ -24,7 +25,7 @@ class MaintenanceView:
 
 
 def page_maintenance(
-    project_ids: list[int], now: datetime
+    project_ids: Iterable[int] | QuerySet, now: datetime
 ) -> tuple[list[MaintenanceView], set[int] | None]:
     """The windows' spans overlapping [now, now + UPCOMING), soonest
     first, and the page's projects under maintenance now (None: all)."""
@@ -47,7 +48,9 @@ def page_maintenance(
     return views, None if everywhere else covered
 
 
-def _members(window_ids: list[int], project_ids: list[int]) -> dict[int, set[int]]:
+def _members(
+    window_ids: list[int], project_ids: Iterable[int] | QuerySet
+) -> dict[int, set[int]]:
     found: dict[int, set[int]] = defaultdict(set)
     if window_ids:
         links = MaintenanceWindow.projects.through.objects.filter(

@@ -14,19 +14,17 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified
 from django.shortcuts import get_object_or_404
-from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.http import http_date, parse_etags, parse_http_date_safe
 
 from projects.models import StatusPage
 from projects.status_pages import content
+from projects.status_pages.rendering import gzipped_page
 from projects.status_pages.version import page_version
 from projects.teams.scoping import role_of
 
 PAGE_CACHE_SECONDS = 30
-# Fast, and the cells repeat so much that more effort gains little.
-GZIP_LEVEL = 3
 
 
 def status_page(request: HttpRequest, slug: str) -> HttpResponse:
@@ -81,12 +79,8 @@ def build(page: StatusPage, base: str) -> tuple[str, float, bytes]:
     or user name. Kept gzipped: a page of 500 projects over 90 days is 4
     MB of cells that repeat, and about a twentieth of that compressed."""
     now = timezone.now()
-    html = render_to_string(
-        "status_pages/page.html",
-        {"page": page, "content": content.load(page, now), "base": base},
-    )
+    compressed = gzipped_page(page, content.load(page, now), base)
     etag = f'"{page.pk}-{now.timestamp():.6f}"'
-    compressed = gzip.compress(html.encode(), compresslevel=GZIP_LEVEL, mtime=0)
     return etag, now.timestamp(), compressed
 
 
