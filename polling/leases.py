@@ -190,9 +190,10 @@ class LeaseKeeper:
 
 class LeaseFence:
     """The writer's check: keep the outcomes of shards still held with the
-    token they were taken with. The lease rows are locked FOR SHARE until
-    the writer commits, so a takeover waits for those results and then
-    sees them when it loads the shard's projects."""
+    token they were taken with (or this poller's own retake of them). The
+    lease rows are locked FOR SHARE until the writer commits, so a takeover
+    waits for those results and then sees them when it loads the shard's
+    projects."""
 
     def __init__(self, keeper: LeaseKeeper) -> None:
         self._keeper = keeper
@@ -217,7 +218,7 @@ class LeaseFence:
         )
         self.statements += 1
         mine = self._keeper.tokens()
-        held = {shard for shard, token in rows if mine.get(shard) == token}
+        held = {shard for shard, token in rows if _still_held(mine.get(shard), token)}
         admitted = [o for o in outcomes if o.project_id % count in held]
         if len(admitted) < len(outcomes):
             self.dropped += len(outcomes) - len(admitted)
@@ -226,6 +227,16 @@ class LeaseFence:
                 len(outcomes) - len(admitted),
             )
         return admitted
+
+
+def _still_held(taken: int | None, token: int) -> bool:
+    """Whether a lease row of this poller with `token` continues the
+    holding the outcomes were polled under (`taken`): the same token, or
+    one more. One more is this poller's own takeover of its lapsed lease
+    (after an outage), which its writer may meet before it hears of it;
+    had another poller held the shard in between, the token would have
+    moved twice."""
+    return taken is not None and token - taken in (0, 1)
 
 
 def fair_share(shard_count: int, live_nodes: int) -> int:

@@ -16,6 +16,7 @@ from django.db import (
 )
 from django.db.models import NOT_PROVIDED, Exists, OuterRef, Q, Subquery
 
+from polling.database_probe import database_answers
 from polling.deadlines import move_deadlines
 from polling.engine.pacing import no_pause
 from polling.engine.types import OK_STATUS, JsonAssertion, Keyword, Outcome, Target
@@ -338,6 +339,9 @@ class DatabaseResultStore:
 
     def close(self) -> None:
         close_connection()
+
+    def reachable(self) -> bool:
+        return database_answers()
 
     def _view(self) -> RegionView:
         if self._region_id is None:

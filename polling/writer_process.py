@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from django.db import connection
 
+from polling.database_probe import database_answers
 from polling.engine.types import Outcome
 from polling.engine.writer import StoreUnavailable
 
@@ -97,6 +98,11 @@ class ProcessStore:
         if verdict == "unavailable":
             raise StoreUnavailable(value)
         raise StoreRefused(value)
+
+    def reachable(self) -> bool:
+        """Whether the database answers, asked from this process: the
+        child, if it is still there, saves on the same database."""
+        return database_answers()
 
     def close(self) -> None:
         """End the child once it has saved what it was given."""

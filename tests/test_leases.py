@@ -14,6 +14,7 @@ from polling.engine.config import PollerConfig
 from polling.engine.shards import Ownership
 from polling.leases import LeaseFence, LeaseKeeper, ensure_lease_rows, trust_margin
 from polling.wiring import shared_coordinator
+from polling.writer_process import HeldLeases
 from projects.models import PollerNode, ShardLease
 from tests.fleet import needs_postgresql
 from tests.outcomes import outcome
@@ -164,6 +165,39 @@ def test_after_losing_contact_a_poller_takes_back_only_its_own_shards():
     assert [o.project_id for o in kept] == [4, 5, 6, 7]
     # One tick later a has not come back: its shards are taken over.
     assert keeper.tick().shards == frozenset(range(SHARDS))
+
+
+def test_results_sent_before_a_poller_retakes_its_own_lapsed_shards_are_kept():
+    # The writer process got the tokens with the batch; the keeper's first
+    # tick after the outage took the same shards back, each token one up.
+    keeper = Keeper(node("a"))
+    keeper.tick()
+    sent = HeldLeases(keeper.node_id, SHARDS, dict(keeper.tokens()))
+    expire_everything()
+    keeper.lost_contact()
+    keeper.tick()
+    fence = LeaseFence(sent)
+
+    with transaction.atomic():
+        kept = fence.admit([outcome(project_id=s) for s in range(SHARDS)])
+
+    assert [o.project_id for o in kept] == list(range(SHARDS))
+    assert fence.dropped == 0
+
+
+def test_a_shard_another_poller_held_in_between_stays_fenced():
+    a, b = node("a"), node("b")
+    keeper = Keeper(a)
+    keeper.tick()
+    sent = HeldLeases(keeper.node_id, SHARDS, dict(keeper.tokens()))
+    expire_everything()
+    Keeper(b).tick()  # b takes them all
+    expire_everything()
+    PollerNode.objects.filter(pk=b.pk).update(stopped_at=timezone.now())
+    keeper.tick()  # and a takes them back: two takeovers on
+
+    with transaction.atomic():
+        assert LeaseFence(sent).admit([outcome(project_id=1)]) == []
 
 
 def test_after_losing_contact_free_shards_are_taken_at_once():

@@ -226,3 +226,93 @@ def test_stop_gives_up_on_a_store_call_that_never_returns():
         assert time.monotonic() - started < 2
     finally:
         release.set()
+
+
+class FakeTime:
+    """The writer's clock and backoff waits: each wait moves time on at
+    once. `then` runs at a given time (the database returns)."""
+
+    def __init__(self, then: dict[float, object]) -> None:
+        self.now = 0.0
+        self.waits: list[float] = []
+        self._then = dict(then)
+
+    def clock(self) -> float:
+        return self.now
+
+    def wait(self, seconds: float) -> bool:
+        self.waits.append(seconds)
+        self.now += seconds
+        for at in [at for at in self._then if at <= self.now]:
+            self._then.pop(at)()
+        return False
+
+
+class ProbedStore(RecordingStore):
+    """Says it is reachable once it stops failing; counts the questions."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.asked = 0
+
+    def reachable(self) -> bool:
+        self.asked += 1
+        return self.failures_left == 0
+
+
+def writer_on(fake: FakeTime, store, *ids: int) -> ResultWriter:
+    results: queue.Queue = queue.Queue()
+    for pk in ids:
+        results.put(outcome(pk))
+    writer = ResultWriter(
+        results, store, batch_size=len(ids), clock=fake.clock, wait=fake.wait
+    )
+    writer.collect()
+    return writer
+
+
+def test_the_backoff_ends_when_the_database_is_back(monkeypatch):
+    monkeypatch.setattr(writer_module, "FIRST_RETRY_SECONDS", 0.5)
+    store = ProbedStore(failures=10**9)
+
+    def database_back() -> None:
+        store.failures_left = 0
+
+    # Tries at 0, 0.5, 1.5, 3.5, 7.5 and 15.5 s; back at 16 s, while the
+    # writer waits 16 s more.
+    fake = FakeTime({16.0: database_back})
+    writer = writer_on(fake, store, 1)
+
+    assert writer.flush() == 1
+    assert store.saved_ids == [1]
+    # Saved within one probe of its return, not at 31.5 s.
+    assert fake.now <= 16.0 + writer_module.PROBE_SECONDS
+    assert max(fake.waits) <= writer_module.PROBE_SECONDS
+
+
+def test_a_store_that_cannot_say_whether_it_is_back_waits_out_the_backoff(
+    monkeypatch,
+):
+    monkeypatch.setattr(writer_module, "FIRST_RETRY_SECONDS", 0.5)
+    store = RecordingStore(failures=2)
+    fake = FakeTime({})
+    writer = writer_on(fake, store, 1)
+
+    assert writer.flush() == 1
+    assert fake.now == 0.5 + 1.0
+
+
+def test_the_store_is_not_asked_when_stops_deadline_is_nearer_than_an_answer(
+    monkeypatch,
+):
+    # Its last try is at the deadline; an answer could come after it.
+    monkeypatch.setattr(writer_module, "FIRST_RETRY_SECONDS", 0.5)
+    store = ProbedStore(failures=10**9)
+    fake = FakeTime({})
+    writer = writer_on(fake, store, 1)
+    writer._stopping.set()
+    writer._give_up_at = writer_module.PROBE_LIMIT_SECONDS - 0.5
+
+    assert writer.flush() == 0
+    assert store.asked == 0
+    assert fake.now == writer_module.PROBE_LIMIT_SECONDS - 0.5

@@ -11,10 +11,12 @@ from datetime import timedelta
 
 import pytest
 
+from django.db import connection
 from django.utils import timezone
 
 from polling.engine.writer import ResultWriter, StoreUnavailable
 from polling.leases import LeaseFence
+from polling.store import DatabaseResultStore
 from polling.writer_process import ProcessStore, StoreRefused
 from projects.models import PollerNode, PollResult, Project
 from tests.fleet import needs_postgresql
@@ -166,3 +168,15 @@ def test_outcomes_reach_the_child_field_for_field(make_project, store):
     assert (row.dns_ms, row.connect_ms, row.tls_ms, row.first_byte_ms) == (1, 2, 3, 4)
     project.refresh_from_db()
     assert project.tls_expires_at == sent.tls_expires_at
+
+
+def test_it_tells_whether_the_database_answers(store, monkeypatch):
+    # What the writer asks while it backs off from a failed save.
+    assert store.reachable() is True
+    if connection.vendor == "postgresql":
+        monkeypatch.setitem(connection.settings_dict, "PORT", "9")  # discard
+    else:
+        monkeypatch.setitem(connection.settings_dict, "NAME", "/no/such/dir/db")
+
+    assert store.reachable() is False
+    assert DatabaseResultStore().reachable() is False

@@ -16,6 +16,12 @@ logger = logging.getLogger(__name__)
 _STOP = object()
 FIRST_RETRY_SECONDS = 0.5
 MAX_RETRY_SECONDS = 30.0
+# While backing off, how often the store is asked whether it is back: a
+# retry follows at most this long after the database returns.
+PROBE_SECONDS = 1.0
+# The longest a store's reachable() may take. It is not asked when stop()'s
+# deadline is nearer: the last try at the deadline must not wait for it.
+PROBE_LIMIT_SECONDS = 5.0
 # How long a blocking step waits before it looks at the stop deadline again.
 CHECK_SECONDS = 0.2
 
@@ -34,6 +40,11 @@ class ResultStore(Protocol):
     def close(self) -> None:
         """Release what the writer thread holds (its connection)."""
 
+    def reachable(self) -> bool:
+        """Whether the store answers now: a cheap question, asked while
+        backing off so that the retry need not wait out the backoff. It
+        returns within PROBE_LIMIT_SECONDS, and False when unsure."""
+
 
 class ResultWriter:
     """Drains the result queue into the store, in batches of up to
@@ -42,9 +53,11 @@ class ResultWriter:
 
     While the store is unavailable the batch is kept and retried with
     backoff: the result queue fills and the workers wait, so an outage
-    delays results but never drops one. A batch the store refuses for its
-    data is saved one outcome at a time, so one bad outcome is set aside
-    (logged and counted as rejected) and the rest are kept.
+    delays results but never drops one. The backoff ends early when the
+    store, asked every PROBE_SECONDS, says it is reachable again. A batch
+    the store refuses for its data is saved one outcome at a time, so one
+    bad outcome is set aside (logged and counted as rejected) and the rest
+    are kept.
     """
 
     def __init__(
@@ -56,6 +69,7 @@ class ResultWriter:
         batch_seconds: float = 0.5,
         clock: Callable[[], float] = time.monotonic,
         on_saved: Callable[[Sequence[Outcome]], None] | None = None,
+        wait: Callable[[float], bool] | None = None,
     ) -> None:
         self._queue = result_queue
         self._store = store
@@ -65,6 +79,8 @@ class ResultWriter:
         self._clock = clock
         self._batch: list[Outcome] = []
         self._retry_now = threading.Event()
+        # Waits up to its seconds; True when woken early (tests inject one).
+        self._wait = wait or self._retry_now.wait
         self._stopping = threading.Event()
         self._give_up_at: float | None = None
         self._abandon_lock = threading.Lock()
@@ -156,10 +172,31 @@ class ResultWriter:
                     error,
                     delay,
                 )
-                self._retry_now.wait(_shorter(delay, self._time_left()))
-                self._retry_now.clear()
+                self._back_off(_shorter(delay, self._time_left()))
                 delay = min(delay * 2, MAX_RETRY_SECONDS)
         return saved
+
+    def _back_off(self, seconds: float) -> None:
+        """Wait up to `seconds` before the next try: less when stop() asks
+        for it, or when the store is reachable again."""
+        until = self._clock() + seconds
+        while (left := until - self._clock()) > 0:
+            if self._wait(min(PROBE_SECONDS, left)) or self._reachable():
+                break
+        self._retry_now.clear()
+
+    def _reachable(self) -> bool:
+        reachable = getattr(self._store, "reachable", None)
+        if reachable is None:  # a store that cannot tell waits out the backoff
+            return False
+        left = self._time_left()
+        if left is not None and left < PROBE_LIMIT_SECONDS:
+            return False
+        try:
+            return reachable()
+        except Exception:
+            logger.exception("Asking whether the store is reachable failed")
+            return False
 
     def _save_batch(self) -> int:
         size = len(self._batch)
