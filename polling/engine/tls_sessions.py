@@ -15,8 +15,9 @@ first share, the next ones to the second, and so on. No share ever holds
 more peers than its cache, so every origin keeps its sessions, whichever
 worker thread polls it next (a pycurl share locks itself for the threads).
 
-Memory: a share costs about 8 KB empty, and a host's two session tickets
-about 3 KB (measured in bench/tls_reuse.py, docs/polling.md). Past
+Memory: a share costs about 8 KB empty; all told, with the sessions and
+the certificates remembered, 10,000 hosts took 17 MB more than before
+(bench/tls_reuse.py --hosts, docs/benchmarks/2026-11-26-tls-sessions.md). Past
 `max_origins` an origin gets no share: its transfers use their multi
 handle's own cache, where it resumes no better than before, and the
 origins already placed keep theirs. The pool never forgets an origin
@@ -35,7 +36,7 @@ import pycurl
 # peer's key from host, port and whether the certificate is verified, so
 # an origin polled both ways takes two.
 PEERS_PER_SHARE = 25
-# 100,000 origins: 4,000 shares, about 330 MB with their sessions.
+# 100,000 origins: 4,000 shares, about 170 MB with their sessions.
 MAX_ORIGINS = 100_000
 
 
