@@ -65,7 +65,8 @@ master_process on;
 worker_processes 1;
 pid {folder}/nginx.pid;
 error_log {folder}/error.log warn;
-events {{ worker_connections 4096; }}
+worker_rlimit_nofile 19500;
+events {{ worker_connections 19000; }}
 http {{
     access_log off;
     keepalive_timeout 0;
