@@ -24,6 +24,7 @@ from polling.engine.scheduler import ReloadSummary, Scheduler, recheck_slots
 from polling.engine.shards import Ownership
 from polling.engine.stats import PollStats
 from polling.engine.status import PollerStatus
+from polling.engine.tls_sessions import SessionShares
 from polling.engine.types import Outcome, RunState, Target, Task
 from polling.engine.writer import ResultStore, ResultWriter
 
@@ -110,8 +111,13 @@ class Coordinator:
             self._result_queue,
             limit=config.max_concurrent_http,
             poll=probing.poll_steps,
+            # One store of TLS sessions and certificates for all workers:
+            # a project's polls go to whichever worker is free.
             make_transfers=partial(
-                probing.make_transfers, blocked_networks=config.blocked_networks
+                probing.make_transfers,
+                blocked_networks=config.blocked_networks,
+                sessions=SessionShares(),
+                certificates={},
             ),
             on_finished=self._scheduler.poll_finished,
             stats=self._stats,

@@ -27,10 +27,12 @@ from polling.engine import verdict
 from polling.engine.blocked import Taint, parse_networks
 from polling.engine.heartbeats import missed_ping
 from polling.engine.reasons import timed_out, transfer_reason
+from polling.engine.tls_sessions import SessionShares
 from polling.engine.transfers import Transfers
 from polling.engine.transport import (
     MAX_BODY_BYTES,
     USER_AGENT,
+    Certificates,
     Exchange,
     Phases,
     Request,
@@ -80,6 +82,7 @@ def make_handle(
         ca_bundle=ca_bundle or certifi.where(),
         resolve=resolve,
         blocked_networks=parse_networks(blocked_networks),
+        sessions=SessionShares(),
     )
 
 
@@ -88,11 +91,17 @@ def make_transfers(
     ca_bundle: str | None = None,
     resolve: Sequence[str] = (),
     blocked_networks: Sequence[str] = (),
+    sessions: SessionShares | None = None,
+    certificates: Certificates | None = None,
 ) -> Transfers:
     """Build what one worker thread runs its polls on: many at once, over
     shared connections, with the certificates it has read shared too.
-    Untrusted polls never connect to `blocked_networks` (engine/blocked.py)."""
-    certificates = {}
+    Untrusted polls never connect to `blocked_networks` (engine/blocked.py).
+    Pass the poller's `sessions` and `certificates` to share the TLS
+    sessions kept and the certificates read with its other workers, who
+    poll the same hosts; without them this worker keeps its own."""
+    sessions = SessionShares() if sessions is None else sessions
+    certificates = {} if certificates is None else certificates
     ca_bundle = ca_bundle or certifi.where()
     networks = parse_networks(blocked_networks)
     taint = Taint()  # the connections are shared: so is what they reached
@@ -103,6 +112,7 @@ def make_transfers(
             certificates=certificates,
             blocked_networks=networks,
             taint=taint,
+            sessions=sessions,
         )
     )
 

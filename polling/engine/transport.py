@@ -19,12 +19,15 @@ from urllib.parse import urlsplit
 import pycurl
 
 from polling.engine.blocked import Network, SocketGuard, Taint
+from polling.engine.tls_sessions import MAX_ORIGINS, SessionShares
 
 USER_AGENT = "uptime-monitor/0.1"
 MAX_BODY_BYTES = 1024 * 1024
 # Certificates remembered per origin, for polls over a reused connection
-# and for new handshakes within CERTIFICATE_REFRESH_SECONDS.
-MAX_REMEMBERED_CERTIFICATES = 1000
+# and for new handshakes within CERTIFICATE_REFRESH_SECONDS: as many as
+# the origins whose TLS sessions are kept. Fewer made a poller that goes
+# round more hosts read every certificate again, in a full handshake.
+MAX_REMEMBERED_CERTIFICATES = MAX_ORIGINS
 # How long a certificate read from a handshake is trusted for its expiry.
 # Until then, new handshakes with that origin do not ask libcurl for the
 # chain: reading it costs about a seventh of the handshake's CPU.
@@ -131,6 +134,8 @@ class Transport:
 
     `resolve` takes libcurl's "host:port:address[,address...]" entries,
     answers used instead of DNS (tests point names at 127.0.0.1 with it).
+    `sessions` keeps the TLS sessions of each origin (tls_sessions.py);
+    without it they are kept in the handle's own cache, of a few origins.
     """
 
     def __init__(
@@ -142,6 +147,7 @@ class Transport:
         certificates: Certificates | None = None,
         blocked_networks: Sequence[Network] = (),
         taint: Taint | None = None,
+        sessions: SessionShares | None = None,
     ) -> None:
         self._curl = pycurl.Curl()
         self._blocked_networks = tuple(blocked_networks)
@@ -156,6 +162,8 @@ class Transport:
         self._origin: str | None = None  # of the request in hand, when https
         self._asking_certificate = False
         self.certificates_read = 0
+        self._sessions = sessions
+        self._share: pycurl.CurlShare | None = None
         self._resolve = list(resolve)
         self._set_defaults(ca_bundle, self._resolve)
         self._guard.install(self._curl)
@@ -235,6 +243,10 @@ class Transport:
         self._kept = [] if request.keep_body else None
         curl.setopt(pycurl.URL, request.url)
         self._origin = _https_origin(request.url)
+        if self._origin is not None and self._sessions is not None:
+            self._keep_sessions_in(
+                self._sessions.share_for(self._origin, verified=request.verify_tls)
+            )
         self._ask_for_certificate(
             self._origin is not None and self._certificate_stale(self._origin)
         )
@@ -317,6 +329,16 @@ class Transport:
             remembered is None
             or self._clock() - remembered[1] >= CERTIFICATE_REFRESH_SECONDS
         )
+
+    def _keep_sessions_in(self, share: pycurl.CurlShare | None) -> None:
+        """Take and store this origin's TLS sessions in `share` (None: the
+        multi handle's own cache). pycurl wants the old one let go first."""
+        if share is not self._share:
+            if self._share is not None:
+                self._curl.unsetopt(pycurl.SHARE)
+            if share is not None:
+                self._curl.setopt(pycurl.SHARE, share)
+            self._share = share
 
     def _ask_for_certificate(self, ask: bool) -> None:
         if ask != self._asking_certificate:
