@@ -47,6 +47,14 @@ class Incident(models.Model):
         blank=True,
         related_name="+",
     )
+    # Acknowledged through the API: which key (the user is then empty).
+    acknowledged_by_key = models.ForeignKey(
+        "projects.ApiKey",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
 
     class Meta:
         constraints = [
