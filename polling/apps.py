@@ -1,5 +1,5 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_delete, post_save
+from django.db.models.signals import post_delete, post_save, pre_save
 
 
 class PollingConfig(AppConfig):
@@ -8,7 +8,7 @@ class PollingConfig(AppConfig):
 
     def ready(self) -> None:
         from polling import checks, receivers  # noqa: F401 - checks register
-        from projects.models import Project
+        from projects.models import Project, Team
         from projects.signals import projects_bulk_changed
 
         post_save.connect(
@@ -25,4 +25,11 @@ class PollingConfig(AppConfig):
             receivers.projects_bulk_changed,
             sender=Project,
             dispatch_uid="polling.projects_bulk_changed",
+        )
+        # A team's trust decides how its projects may be polled.
+        pre_save.connect(
+            receivers.team_checked, sender=Team, dispatch_uid="polling.team_checked"
+        )
+        post_save.connect(
+            receivers.team_saved, sender=Team, dispatch_uid="polling.team_saved"
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Sequence
 
 import httpx
 
@@ -20,6 +21,8 @@ from polling.engine.status import PollerStatus
 logger = logging.getLogger(__name__)
 
 TIMEOUT_SECONDS = 1.0
+# 500 ids of up to 19 digits stay well under the control endpoint's 16 KiB.
+MAX_IDS_PER_CALL = 500
 
 
 class ControlClient:
@@ -34,6 +37,12 @@ class ControlClient:
 
     def sync_project(self, project_id: int) -> bool:
         return self._call("POST", f"/projects/{project_id}/sync") is not None
+
+    def sync_projects(self, project_ids: Sequence[int]) -> bool:
+        """Follow each of these projects as the database has them, in one
+        call (the poller's body limit takes MAX_IDS_PER_CALL)."""
+        body = {"ids": list(project_ids)}
+        return self._call("POST", "/projects/sync", json=body) is not None
 
     def remove_project(self, project_id: int) -> bool:
         return self._call("DELETE", f"/projects/{project_id}") is not None

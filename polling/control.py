@@ -3,6 +3,7 @@
     GET    /status                 the coordinator's status
     GET    /metrics                Prometheus text format
     POST   /projects/<id>/sync     follow one project as the database has it
+    POST   /projects/sync          {"ids": [...]}: the same for each, in one call
     DELETE /projects/<id>          stop polling it
     POST   /reload                 full reload from the database
     POST   /scale                  {"max_concurrent_http": n}, 1..5000
@@ -57,6 +58,7 @@ ROUTES = [
     ("GET", re.compile(r"/status"), "status"),
     ("GET", re.compile(r"/metrics"), "metrics"),
     ("POST", re.compile(r"/projects/(\d+)/sync"), "sync"),
+    ("POST", re.compile(r"/projects/sync"), "sync_many"),
     ("DELETE", re.compile(r"/projects/(\d+)"), "remove"),
     ("POST", re.compile(r"/reload"), "reload"),
     ("POST", re.compile(r"/scale"), "scale"),
@@ -291,6 +293,12 @@ class _Handler(BaseHTTPRequestHandler):
         result = self.server.coordinator.sync_project(project_id)
         return HTTPStatus.OK, {"project_id": project_id, "result": result}
 
+    def _sync_many(self, *, body: bytes):
+        results = {}
+        for project_id in _parse_ids(body):
+            results[str(project_id)] = self.server.coordinator.sync_project(project_id)
+        return HTTPStatus.OK, {"results": results}
+
     def _remove(self, project_id: int, *, body: bytes):
         removed = self.server.coordinator.remove_project(project_id)
         return HTTPStatus.OK, {"project_id": project_id, "removed": removed}
@@ -358,3 +366,18 @@ def _parse_scale(body: bytes) -> int:
             f"from 1 to {MAX_CONCURRENT_LIMIT}",
         )
     return limit
+
+
+def _parse_ids(body: bytes) -> list[int]:
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise RequestError(HTTPStatus.BAD_REQUEST, "the body must be JSON") from None
+    ids = data.get("ids") if isinstance(data, dict) else None
+    if not isinstance(ids, list) or not all(
+        type(i) is int and 0 < i <= MAX_PROJECT_ID for i in ids
+    ):
+        raise RequestError(
+            HTTPStatus.BAD_REQUEST, 'send {"ids": [...]} with project ids'
+        )
+    return list(dict.fromkeys(ids))

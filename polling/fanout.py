@@ -12,6 +12,7 @@ short HTTP call per live poller.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 from django.conf import settings
@@ -47,6 +48,9 @@ class FleetClient:
 
     def sync_project(self, project_id: int) -> bool:
         return self._each(lambda client: client.sync_project(project_id))
+
+    def sync_projects(self, project_ids: Sequence[int]) -> bool:
+        return self._each(lambda client: client.sync_projects(project_ids))
 
     def remove_project(self, project_id: int) -> bool:
         return self._each(lambda client: client.remove_project(project_id))

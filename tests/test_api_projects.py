@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 import pytest
 
@@ -291,6 +292,17 @@ def test_the_upsert_by_name_creates_then_updates_one_project(write_api):
         "http://127.0.0.1:9/b",
         1,
     )
+
+
+@pytest.mark.parametrize("name", ["shop/eu", "a/b/c", "trailing/"])
+def test_the_upsert_takes_a_name_with_slashes_url_encoded(write_api, name):
+    url = f"{URL}by-name/{quote(name, safe='')}/"
+    first = write_api.put(url, {"url": "http://127.0.0.1:9/a"}, format="json")
+    again = write_api.put(url, {"url": "http://127.0.0.1:9/b"}, format="json")
+
+    assert (first.status_code, again.status_code) == (201, 200), first.json()
+    assert Project.objects.get().name == name
+    assert Project.objects.get().url == "http://127.0.0.1:9/b"
 
 
 def test_the_upsert_refuses_a_different_name_in_the_body(write_api):

@@ -13,6 +13,7 @@ from django.utils import timezone
 from projects.dashboard.queries.ranges import RANGES
 from projects.dashboard.queries.uptime import uptime_by_project
 from projects.models import (
+    ApiKey,
     Incident,
     MaintenanceWindow,
     Notification,
@@ -22,6 +23,7 @@ from projects.models import (
     Tag,
 )
 from projects.notifications.masking import MASK
+from projects.teams.audit import entries_for
 
 # Results -------------------------------------------------------------------
 
@@ -144,6 +146,25 @@ def test_acknowledging_an_incident_once(write_api, make_project):
     assert first.status_code == 200
     assert first.json()["acknowledged_at"] is not None
     assert again.status_code == 409
+
+
+def test_an_acknowledgement_records_the_key_and_an_audit_entry(write_api, make_project):
+    incident = make_incident(make_project())
+
+    response = write_api.post(f"/api/v1/incidents/{incident.pk}/acknowledge/")
+
+    assert response.json()["acknowledged_by"] == "write key"
+    incident.refresh_from_db()
+    assert incident.acknowledged_by_key == ApiKey.objects.get(name="write key")
+    [entry] = entries_for(incident)
+    assert (entry.actor_name, entry.via, entry.action) == (
+        "write key",
+        "api",
+        "changed",
+    )
+    changed = {change["field"]: change for change in entry.changes}
+    assert changed["acknowledged_at"]["old"] is None
+    assert changed["acknowledged_at"]["new"] is not None
 
 
 def test_a_read_key_cannot_acknowledge(read_api, make_project):

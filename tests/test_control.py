@@ -81,6 +81,26 @@ def test_sync_adds_updates_and_removes_a_project(api, target_server, running_pol
     assert running_poller.coordinator.status().active_projects == 0
 
 
+def test_sync_of_many_follows_each_project_in_one_call(api, target_server):
+    added, disabled = (make_project(target_server, interval=3600) for _ in range(2))
+    Project.objects.filter(pk=disabled.pk).update(enabled=False)
+    response = api.post("/projects/sync", json={"ids": [added.pk, disabled.pk, 10**9]})
+    assert response.json() == {
+        "results": {
+            str(added.pk): "added",
+            str(disabled.pk): "absent",
+            "1000000000": "absent",
+        }
+    }
+
+
+@pytest.mark.parametrize("body", [b"[1]", b'{"ids": [1, "2"]}', b'{"ids": [0]}', b"{"])
+def test_sync_of_many_rejects_a_bad_list(api, body):
+    response = api.post("/projects/sync", content=body)
+    assert response.status_code == 400
+    assert "ids" in response.json()["error"] or "JSON" in response.json()["error"]
+
+
 def test_delete_stops_polling_a_project(api, target_server, running_poller):
     project = make_project(target_server, interval=3600)
     api.post(f"/projects/{project.pk}/sync")

@@ -10,6 +10,7 @@ import yaml
 
 from django.core.management import CommandError, call_command
 
+from polling.receivers import SENDER
 from projects.as_code.export import dump, export_yaml
 from projects.models import MaintenanceWindow, NotificationChannel, Project, Tag
 
@@ -415,8 +416,8 @@ def test_a_heartbeat_left_at_the_default_threshold_gets_the_admins_1(tmp_path):
 class FakeFleet:
     synced: list[int] = []
 
-    def sync_project(self, project_id: int) -> bool:
-        self.synced.append(project_id)
+    def sync_projects(self, project_ids) -> bool:
+        self.synced.extend(project_ids)
         return True
 
     def reload(self) -> bool:
@@ -424,18 +425,20 @@ class FakeFleet:
         return True
 
 
+@pytest.mark.django_db(transaction=True)
 def test_the_poller_hears_of_each_changed_project_after_the_commit(
-    estate, tmp_path, monitor_fleet, django_capture_on_commit_callbacks
+    estate, tmp_path, monitor_fleet
 ):
     document = yaml.safe_load(edited(export(), "projects", "api", interval=45))
     document["projects"] = [p for p in document["projects"] if p["name"] != "postgres"]
     document["projects"].append({"name": "shop", "url": "http://127.0.0.1:9/"})
     path = write(tmp_path, dump(document))
     Project.objects.filter(name="postgres").update(enabled=True)
+    assert SENDER.flush() is True
+    monitor_fleet.synced.clear()  # the estate's own saves
 
-    with django_capture_on_commit_callbacks(execute=True):
-        run_import(path, "--prune")
-        assert monitor_fleet.synced == []  # nothing before the commit
+    run_import(path, "--prune")
+    assert SENDER.flush() is True
 
     ids = dict(Project.objects.values_list("name", "pk"))
     assert sorted(monitor_fleet.synced) == sorted(

@@ -8,6 +8,7 @@ import pytest
 
 from django.urls import reverse
 
+from polling.receivers import SENDER
 from projects.models import Membership, PollResult, Project, Role
 from tests.factories import project_form
 from tests.teams import client_of, make_team, member
@@ -33,6 +34,7 @@ def test_an_editors_change_reaches_the_running_poller(
     change = reverse("admin:projects_project_change", args=[project.pk])
     editor.post(change, project_form(target_server, "/new"))
 
+    assert SENDER.flush() is True  # the call goes out from a thread of its own
     assert poller.target(project.pk).url == target_server.url("/new")
     wait_until(lambda: target_server.count("/new") >= 1)
 

@@ -12,6 +12,8 @@ Changes are recorded in the audit log with the key's name, via "api".
 
 from __future__ import annotations
 
+import functools
+
 from rest_framework.request import Request
 
 from django import forms
@@ -41,7 +43,15 @@ def scoped_form_class(
 ) -> type[forms.ModelForm]:
     """`form_class` whose new objects are the key's team's and whose related
     choices are that team's only."""
-    team = key_team(request)
+    return _team_form_class(form_class, key_team(request))
+
+
+# Making a form class costs about as much as the rest of a create: one per
+# form and team, made once (teams compare and hash by their id).
+@functools.lru_cache(maxsize=256)
+def _team_form_class(
+    form_class: type[forms.ModelForm], team: Team | None
+) -> type[forms.ModelForm]:
     with_team = team_form(form_class, team)
 
     class ScopedForm(with_team):

@@ -23,8 +23,10 @@ router.register("tags", TagViewSet, basename="tag")
 
 urlpatterns = [
     # Before the router's projects/{id}/, which would not match it anyway.
+    # <path:>: a name may hold "/", sent as %2F, which the server decodes
+    # before the URL is matched.
     path(
-        "projects/by-name/<str:name>/",
+        "projects/by-name/<path:name>/",
         ProjectByNameView.as_view({"put": "upsert"}),
         name="project-by-name",
     ),

@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("projects", "0028_apikey_team"),
+        ("projects", "0029_incident_acknowledged_by_key"),
     ]
 
     operations = [

@@ -53,6 +53,14 @@ class Incident(models.Model):
     # touch it: they change with every poll, and a status page's version
     # (projects/status_pages/version.py) would change with them.
     updated_at = models.DateTimeField(auto_now=True)
+    # Acknowledged through the API: which key (the user is then empty).
+    acknowledged_by_key = models.ForeignKey(
+        "projects.ApiKey",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
 
     class Meta:
         constraints = [

@@ -8,6 +8,10 @@ from projects.models import Incident
 class IncidentSerializer(serializers.ModelSerializer):
     project_name = serializers.CharField(source="project.name", read_only=True)
     is_open = serializers.SerializerMethodField()
+    acknowledged_by = serializers.SerializerMethodField(
+        help_text="Who acknowledged it: a user's name or an API key's name; "
+        "null when nobody has, or it was through the link in a message."
+    )
 
     class Meta:
         model = Incident
@@ -21,6 +25,7 @@ class IncidentSerializer(serializers.ModelSerializer):
             "confirmed_at",
             "resolved_at",
             "acknowledged_at",
+            "acknowledged_by",
             "first_error",
             "last_error",
             "failed_polls",
@@ -30,3 +35,10 @@ class IncidentSerializer(serializers.ModelSerializer):
 
     def get_is_open(self, incident: Incident) -> bool:
         return incident.resolved_at is None
+
+    def get_acknowledged_by(self, incident: Incident) -> str | None:
+        if incident.acknowledged_by is not None:
+            return incident.acknowledged_by.get_username()
+        if incident.acknowledged_by_key is not None:
+            return incident.acknowledged_by_key.name
+        return None

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from projects.api.serializers.incidents import IncidentSerializer
-from projects.api.teams import scoped
+from projects.api.teams import api_actor, scoped
 from projects.api.views import params
 from projects.incidents.acknowledge import acknowledge
 from projects.models import Incident
@@ -34,7 +34,9 @@ class IncidentViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         incidents = scoped(
             self.request,
-            Incident.objects.select_related("project").order_by("-started_at", "-id"),
+            Incident.objects.select_related(
+                "project", "acknowledged_by", "acknowledged_by_key"
+            ).order_by("-started_at", "-id"),
         )
         if self.action != "list":
             return incidents
@@ -56,10 +58,13 @@ class IncidentViewSet(viewsets.ReadOnlyModelViewSet):
         incident hear it was acknowledged, once. 409 when it is resolved or
         acknowledged already."""
         incident = self.get_object()
-        if not acknowledge(incident.pk):
+        acknowledged = acknowledge(
+            incident.pk, key=request.auth, actor=api_actor(request)
+        )
+        if not acknowledged:
             return Response(
                 {"detail": "The incident is resolved or acknowledged already."},
                 status=status.HTTP_409_CONFLICT,
             )
-        incident.refresh_from_db()
+        incident = self.get_queryset().get(pk=incident.pk)
         return Response(self.get_serializer(incident).data)

@@ -1,0 +1,88 @@
+"""Tell the pollers about changed projects from a thread of the web process.
+
+A web request that saves a project hands its ids over and returns: it never
+waits for a poller (one call per live poller, up to a second each when one
+hangs). The thread sends whatever has gathered since its last call in one
+call, so a burst of saves costs the pollers a few calls, not one each, and
+a change still reaches them within milliseconds.
+
+What is lost if the process dies before the thread has sent it is repaired
+by the pollers' periodic reload, exactly like a call that failed; at a
+normal exit the ids still waiting are sent first (atexit).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from collections.abc import Callable, Iterable
+
+from django.db import connection
+
+logger = logging.getLogger(__name__)
+
+# How long a normal exit waits for the last ids to go out.
+EXIT_FLUSH_SECONDS = 2.0
+
+
+class SyncSender:
+    """`send(ids)` runs on a thread of its own, with every id submitted
+    since its previous run. The thread starts on the first submit (so
+    nothing starts at import or in a process that forked before)."""
+
+    def __init__(self, send: Callable[[list[int]], object]) -> None:
+        self._send = send
+        self._pending: set[int] = set()
+        self._submitted = 0  # submits so far
+        self._done = 0  # submits whose ids have been sent
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._exit_hook = False
+
+    def submit(self, project_ids: Iterable[int]) -> None:
+        ids = set(project_ids)
+        if not ids:
+            return
+        with self._changed:
+            self._pending |= ids
+            self._submitted += 1
+            self._ensure_thread()
+            self._changed.notify_all()
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until everything submitted so far has been sent; False if
+        `timeout` passed first. For a normal exit, and for tests."""
+        with self._changed:
+            wanted = self._submitted
+            return self._changed.wait_for(lambda: self._done >= wanted, timeout)
+
+    def _ensure_thread(self) -> None:
+        # A forked child has the object but not the thread: start its own.
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._thread = threading.Thread(
+            target=self._run, name="poller-sync-sender", daemon=True
+        )
+        self._thread.start()
+        if not self._exit_hook:
+            atexit.register(self.flush, EXIT_FLUSH_SECONDS)
+            self._exit_hook = True
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._pending)
+                ids, self._pending = sorted(self._pending), set()
+                taken = self._submitted
+            try:
+                self._send(ids)
+            except Exception:
+                logger.exception("Telling pollers of %d projects failed", len(ids))
+            finally:
+                # The thread's own connection (the live pollers' lookup):
+                # not kept open between bursts.
+                connection.close()
+            with self._changed:
+                self._done = taken
+                self._changed.notify_all()
