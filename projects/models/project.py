@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from projects.blocked_targets import blocked_url_problem
+from projects.models.deletion import LockedDelete, ProjectQuerySet
 from projects.models.teams import NamedInTeam, Team, team_field
 from projects.project_rules import (
     coerce_field_values,
@@ -51,7 +52,7 @@ class Status(models.TextChoices):
     DOWN = "down", "Down"
 
 
-class Project(NamedInTeam):
+class Project(LockedDelete, NamedInTeam):
     class Kind(models.TextChoices):
         POLL = "poll", "Polled: the monitor checks a URL"
         HEARTBEAT = "heartbeat", "Heartbeat: a job pings the monitor"
@@ -88,6 +89,9 @@ class Project(NamedInTeam):
         SECONDS = "seconds", "seconds"
         MINUTES = "minutes", "minutes"
         HOURS = "hours", "hours"
+
+    # Deletes lock the projects first: projects/models/deletion.py.
+    objects = ProjectQuerySet.as_manager()
 
     team = team_field()
     name = models.CharField(max_length=200)
