@@ -311,11 +311,12 @@ def _queries(store: DatabaseResultStore, outcomes: list) -> int:
     return len(queries)
 
 
-def test_a_settled_batch_of_several_regions_costs_one_query_more_than_one_regions(
+def test_a_settled_batch_of_several_regions_costs_two_queries_more_than_one_regions(
     make_project,
 ):
-    """The region step reads the regions again, and nothing else: the lock
-    brings the views, the writes go with the polls (docs/regions.md)."""
+    """The region step reads the regions again and the views of the locked
+    projects in one statement; its writes go with the polls
+    (docs/regions.md)."""
     projects = [make_project() for _ in range(5)]
     alone = DatabaseResultStore(region_id=DEFAULT_REGION_ID)
     alone.save([outcome(p.pk, at=0) for p in projects])
@@ -326,7 +327,10 @@ def test_a_settled_batch_of_several_regions_costs_one_query_more_than_one_region
     eu.save([outcome(p.pk, at=0) for p in projects])
     several = _queries(eu, [outcome(p.pk, at=STEP) for p in projects])
 
-    assert several == one_region + 1
+    # On PostgreSQL the writer's own statements bypass the ORM: only the
+    # regions' read is counted.
+    extra = 1 if connection.vendor == "postgresql" else 2
+    assert several == one_region + extra
 
 
 def test_a_settled_view_is_written_again_only_after_a_while(make_project):

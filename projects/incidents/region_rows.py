@@ -1,12 +1,14 @@
 """What the region step (regions.py) reads and writes, in the writer's
 statements.
 
-The read is the writer's lock: the one statement that locks the batch's
-project rows (states.lock_projects' rows, in id order) also brings each
-project's quorum, kind and interval, the regions it is given, and the
-regions' unsettled views of it (a settled view, the most common, is what
-no row means). So deciding from locked rows costs the region step no round
-trip of its own; the writes go into the writer's pipeline with the polls.
+The read is one statement, right after the writer's lock
+(states.lock_projects): each project's quorum, kind and interval, the
+regions it is given, and the regions' unsettled views of it (a settled
+view, the most common, is what no row means). It cannot be the locking
+statement itself: on PostgreSQL a statement that waited for a lock reads
+the other tables as they were when it began, so it would miss the views
+that the writer it waited for committed. The writes go into the writer's
+pipeline with the polls.
 
 A region's settled view is written again only every REFRESH_SECONDS, not
 at every poll (most polls): its row then says which regions poll the
@@ -29,7 +31,7 @@ from django.db import connection
 
 from projects.batch_writes import datetime_adapter, quote, upsert_rows
 from projects.incidents.machine import UP, Poll, Streak
-from projects.incidents.states import Stored, _aware, _streak_and_thresholds
+from projects.incidents.states import _aware
 from projects.models import Project, ProjectRegionState
 from projects.units import SECONDS_PER_UNIT
 
@@ -62,22 +64,16 @@ class Facts(NamedTuple):
 _NO_VIEWS: dict[int, View] = MappingProxyType({})  # type: ignore[assignment]
 
 
-def lock_with_views(
+def read_facts(
     cursor, project_ids: Sequence[int], region_id: int, at: datetime
-) -> tuple[dict[int, Stored], dict[int, Facts]]:
-    """lock_projects()' answer, and each project's Facts for a batch of
-    `region_id`'s polls from `at` on, in one statement: the rows are
-    locked until the transaction ends."""
-    project_ids = sorted(set(project_ids))
+) -> dict[int, Facts]:
+    """Each project's Facts for a batch of `region_id`'s polls from `at`
+    on, in one statement. Call it once lock_projects() holds the rows."""
     if not project_ids:
-        return {}, {}
+        return {}
     written_since = datetime_adapter()(at - timedelta(seconds=REFRESH_SECONDS))
-    cursor.execute(*_locking_select(project_ids, region_id, written_since))
-    stored, facts = {}, {}
-    for row in cursor.fetchall():
-        stored[row[0]] = _streak_and_thresholds(row[:7])
-        facts[row[0]] = _facts(*row[7:])
-    return stored, facts
+    cursor.execute(*_select(sorted(project_ids), region_id, written_since))
+    return {row[0]: _facts(*row[1:]) for row in cursor.fetchall()}
 
 
 _SETTLED = (
@@ -90,7 +86,7 @@ _VIEW_COLUMNS = (
 )
 
 
-def _locking_select(project_ids: list[int], region_id, written_since) -> tuple:
+def _select(project_ids: list[int], region_id, written_since) -> tuple:
     project = quote(Project._meta.db_table)
     given = quote(Project.regions.through._meta.db_table)
     views = quote(ProjectRegionState._meta.db_table)
@@ -102,9 +98,7 @@ def _locking_select(project_ids: list[int], region_id, written_since) -> tuple:
         else f"json_group_array(json_array({_VIEW_COLUMNS}))"
     )
     select = (
-        "SELECT p.id, p.state, p.consecutive_failures, p.consecutive_successes, "
-        "p.failing_since, p.failure_threshold, p.recovery_threshold, "
-        "p.quorum, p.kind, p.interval, p.interval_unit, "
+        "SELECT p.id, p.quorum, p.kind, p.interval, p.interval_unit, "
         f"(SELECT {regions} FROM {given} t WHERE t.project_id = p.id), "
         f"(SELECT {rows} FROM {views} s WHERE s.project_id = p.id "
         f"AND NOT ({_SETTLED})), "
@@ -114,13 +108,7 @@ def _locking_select(project_ids: list[int], region_id, written_since) -> tuple:
     )
     params = [region_id, written_since]
     if postgres:
-        # NO KEY UPDATE, as lock_projects() explains; OF p: the subqueries'
-        # rows are read, not locked.
-        return (
-            select + "WHERE p.id = ANY(%s) ORDER BY p.id FOR NO KEY UPDATE OF p",
-            [*params, project_ids],
-        )
-    # SQLite: the writer's transaction already holds the write lock.
+        return select + "WHERE p.id = ANY(%s)", [*params, project_ids]
     marks = ", ".join(["%s"] * len(project_ids))
     return select + f"WHERE p.id IN ({marks})", [*params, *project_ids]
 

@@ -11,12 +11,12 @@ are. What that changes is handed to the incident step as the usual
 Effect, so incidents and notifications stay exactly-once: the project
 rows are locked in id order by every writer, whatever its region.
 
-It costs the writer no statement of its own in the common batch: the
-writer's lock brings the regions' views (region_rows.py), the decision is
-made in Python, and the region's views go into the writer's pipeline with
-the polls, the project states and the rollups. Only a batch in which a
-project starts or stops failing from the region reads again (is the
-region blind?) and so leaves the pipeline.
+It costs the writer one statement of its own in the common batch: the
+regions' views of the locked projects are read at once (region_rows.py),
+the decision is made in Python, and the region's views go into the
+writer's pipeline with the polls, the project states and the rollups.
+Only a batch in which a project starts or stops failing from the region
+reads again (is the region blind?) and so leaves the pipeline.
 
 Regions that count: those polling the project (Project.regions, or every
 live region when it has none) that have a live poller and are not blind
@@ -119,7 +119,7 @@ def save_region_states(
 ) -> dict[int, Effect]:
     """The region's view of each project from its polls, then each
     project's state from every counted region's. `stored` and `facts` are
-    what lock_with_views() read; `write(effects)` makes the batch's other
+    what lock_projects() and read_facts() read; `write(effects)` makes the batch's other
     writes (the polls, the rollups), in the same pipeline when nothing is
     read back. Returns what the polls did to each project."""
     view = view.reread()
