@@ -105,6 +105,48 @@ def _error(poll: PollResult | None, state: ProjectRegionState) -> str:
     return poll.error_message if poll.status != Status.UP else ""
 
 
+@dataclass(frozen=True, slots=True)
+class RegionDot:
+    """One region's view of a project, for the overview's dots."""
+
+    name: str
+    state: str  # up, pending or down
+    counts: bool  # a live poller, not blind
+
+    @property
+    def text(self) -> str:
+        """What the dot says, for its tooltip and screen readers."""
+        return f"{self.name}: {self.state}" + ("" if self.counts else ", not counted")
+
+
+def add_region_dots(projects: list, now: datetime) -> None:
+    """Give each project (annotated with regions_seen()) its regions' dots
+    (`region_dots`), in name order; empty unless several regions polled it,
+    so a single-region install asks nothing more and looks as it did. One
+    query for the whole page."""
+    several = [p.pk for p in projects if p.regions_seen > 1]
+    dots: dict[int, list[RegionDot]] = {}
+    if several:
+        live_since = now - timedelta(seconds=settings.POLLER_SILENT_SECONDS)
+        states = (
+            ProjectRegionState.objects.filter(project_id__in=several)
+            .select_related("region")
+            .order_by("region__name")
+        )
+        for state in states:
+            region = state.region
+            live = region.last_seen_at is not None and region.last_seen_at >= live_since
+            dots.setdefault(state.project_id, []).append(
+                RegionDot(
+                    region.label or region.name,
+                    state.state or "up",
+                    live and region.blind_since is None,
+                )
+            )
+    for project in projects:
+        project.region_dots = dots.get(project.pk, [])
+
+
 def name_regions(polls: list[PollResult], regions: list[RegionRow]) -> None:
     """Give each poll its region's name (`region_name`) for the history
     table, when the page shows regions."""
