@@ -164,11 +164,12 @@ def _chart(
     per_region = region_buckets(pk, time_range, now) if regions else None
     if per_region is None:
         return response_time_buckets(pk, time_range, now), []
+    # In the regions table's order; a region with polls but no view yet
+    # (its first seconds) goes last.
+    rank = {row.region_id: place for place, row in enumerate(regions)}
     names = {row.region_id: row.name for row in regions}
-    series = sorted(
-        (names.get(region, f"region {region}"), buckets)
-        for region, buckets in per_region.items()
-    )
+    ids = sorted(per_region, key=lambda r: rank.get(r, len(rank) + r))
+    series = [(names.get(r, f"region {r}"), per_region[r]) for r in ids]
     return merge_regions(per_region), series
 
 

@@ -64,7 +64,7 @@ PHASE_PARTS = (
 # (CSS .line-region-N); a fifth region starts again.
 REGION_STYLES = 4
 # A region's name at the end of its line stays inside the chart.
-END_LABEL_WIDTH = 48
+END_LABEL_WIDTH = 62
 
 # A line breaks where polls are missing for longer than this many
 # buckets or poll intervals, whichever is longer.
