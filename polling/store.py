@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -313,14 +314,18 @@ class DatabaseResultStore:
     of shards this poller still holds are saved."""
 
     def __init__(
-        self, *, fence: Fence | None = None, region_id: int | None = None
+        self,
+        *,
+        fence: Fence | None = None,
+        region_id: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._fence = fence
         # The region the outcomes were polled from (POLLER_REGION when None:
         # the default region needs no query) and the regions as the writer
         # last looked at them (docs/regions.md).
         self._region_id = region_id
-        self._regions = RegionBook()
+        self._regions = RegionBook(clock)
 
     def save(self, outcomes: Sequence[Outcome]) -> int:
         """Returns how many were saved; outcomes of deleted projects, and

@@ -90,27 +90,34 @@ def _select(project_ids: list[int], region_id, written_since) -> tuple:
     project = quote(Project._meta.db_table)
     given = quote(Project.regions.through._meta.db_table)
     views = quote(ProjectRegionState._meta.db_table)
-    postgres = connection.vendor == "postgresql"
-    regions = "array_agg(t.region_id)" if postgres else "group_concat(t.region_id)"
-    rows = (
-        f"json_agg(json_build_array({_VIEW_COLUMNS}))"
-        if postgres
-        else f"json_group_array(json_array({_VIEW_COLUMNS}))"
-    )
-    select = (
+    if connection.vendor == "postgresql":
+        # The project's few views read once (LATERAL), for both the
+        # unsettled ones and the own one's age; EXISTS as a column of its
+        # own was planned as a hash of every view of the region, each batch.
+        return (
+            "SELECT p.id, p.quorum, p.kind, p.interval, p.interval_unit, "
+            f"(SELECT array_agg(t.region_id) FROM {given} t "
+            "WHERE t.project_id = p.id), v.views, coalesce(v.recent, false) "
+            f"FROM {project} p LEFT JOIN LATERAL (SELECT "
+            f"json_agg(json_build_array({_VIEW_COLUMNS})) "
+            f"FILTER (WHERE NOT ({_SETTLED})) AS views, "
+            "bool_or(s.region_id = %s AND s.last_polled_at >= %s) AS recent "
+            f"FROM {views} s WHERE s.project_id = p.id) v ON true "
+            "WHERE p.id = ANY(%s)",
+            [region_id, written_since, project_ids],
+        )
+    marks = ", ".join(["%s"] * len(project_ids))
+    return (
         "SELECT p.id, p.quorum, p.kind, p.interval, p.interval_unit, "
-        f"(SELECT {regions} FROM {given} t WHERE t.project_id = p.id), "
-        f"(SELECT {rows} FROM {views} s WHERE s.project_id = p.id "
-        f"AND NOT ({_SETTLED})), "
+        f"(SELECT group_concat(t.region_id) FROM {given} t "
+        "WHERE t.project_id = p.id), "
+        f"(SELECT json_group_array(json_array({_VIEW_COLUMNS})) FROM {views} s "
+        f"WHERE s.project_id = p.id AND NOT ({_SETTLED})), "
         f"EXISTS (SELECT 1 FROM {views} o WHERE o.project_id = p.id "
         "AND o.region_id = %s AND o.last_polled_at >= %s) "
-        f"FROM {project} p "
+        f"FROM {project} p WHERE p.id IN ({marks})",
+        [region_id, written_since, *project_ids],
     )
-    params = [region_id, written_since]
-    if postgres:
-        return select + "WHERE p.id = ANY(%s)", [*params, project_ids]
-    marks = ", ".join(["%s"] * len(project_ids))
-    return select + f"WHERE p.id IN ({marks})", [*params, *project_ids]
 
 
 def _facts(quorum, kind, interval, unit, regions, views, recent) -> Facts:
