@@ -33,7 +33,7 @@ from projects.expectations import parse_expected_value, parse_status_codes
 from projects.incidents.certificates import Sighting, record_certificates
 from projects.incidents.machine import Poll
 from projects.incidents.recorder import record_incidents
-from projects.incidents.region_rows import read_facts
+from projects.incidents.region_rows import lock_with_facts
 from projects.incidents.regions import RegionView, as_verdicts, save_region_states
 from projects.incidents.states import lock_projects, maintenance_test, save_states
 from projects.models import (
@@ -381,7 +381,11 @@ def _save(
     several = view is not None and len(view.live) > 1
     with batch_cursor() as cursor, batch_cursor() as poll_cursor:
         ids = [o.project_id for o in outcomes]
-        stored = lock_projects(cursor, ids)
+        if several:
+            at = min(o.due_at for o in outcomes)
+            stored, facts = lock_with_facts(cursor, ids, view.region_id, at)
+        else:
+            stored = lock_projects(cursor, ids)
         # Projects deleted meanwhile: their outcomes are dropped quietly.
         outcomes = [o for o in outcomes if o.project_id in stored]
         region = DEFAULT_REGION_ID if view is None else view.region_id
@@ -402,12 +406,8 @@ def _save(
                 )
                 _add_to_rollups(cursor, polls, in_maintenance)
         else:
-            # Several: the region step reads the regions' views of the
-            # locked projects, and sends the polls and rollups in its own
-            # pipeline.
-            at = min(o.due_at for o in outcomes)
-            facts = read_facts(cursor, list(stored), view.region_id, at)
-
+            # Several: the region step decides from what the lock read,
+            # and sends the polls and rollups in its own pipeline.
             def write(effects: dict) -> None:
                 _insert_results(poll_cursor, outcomes, region)
                 verdicts = as_verdicts(polls, effects)

@@ -99,7 +99,8 @@ def three_regions_polled(project, steps: int = 3) -> dict[str, Region]:
         for name in ("eu", "us", "ap")
     }
     stores = {name: DatabaseResultStore(region_id=r.pk) for name, r in regions.items()}
-    start = (now - T0).total_seconds() - steps * 60
+    # Whole minutes (T0 is one): a window's three polls share a chart bucket.
+    start = (now - T0).total_seconds() // 60 * 60 - steps * 60
     for step in range(steps):
         at = start + step * 60
         stores["eu"].save([outcome(project.pk, at=at, ms=40)])

@@ -1,27 +1,26 @@
 """What the region step (regions.py) reads and writes, in the writer's
 statements.
 
-The read is one statement, right after the writer's lock
-(states.lock_projects): each project's quorum, kind and interval, the
-regions it is given, and the regions' unsettled views of it (a settled
-view, the most common, is what no row means). It cannot be the locking
-statement itself: on PostgreSQL a statement that waited for a lock reads
-the other tables as they were when it began, so it would miss the views
-that the writer it waited for committed. The writes go into the writer's
-pipeline with the polls.
+The reads are two statements: the writer's lock (states.lock_projects'
+statement, which also brings each project's quorum, kind and interval and
+its own region's view's age), then the regions' unsettled views (a
+settled view, the most common, is what no row means; a partial index
+holds only the others) and the regions each project is given. The views
+cannot come with the lock: on PostgreSQL a statement that waited for a
+lock reads the other tables as they were when it began, so it would miss
+the views that the writer it waited for committed. The writes go into the
+writer's pipeline with the polls.
 
 A region's settled view is written again only every REFRESH_SECONDS, not
 at every poll (most polls): its row then says which regions poll the
 project and bounds where its latest poll is (at or after the row's
-last_polled_at), and the page and a takeover read that poll itself
-. The row of a view that is not settled is written at
-every poll.
+last_polled_at), and the page and a takeover read that poll itself. The
+row of a view that is not settled is written at every poll.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from types import MappingProxyType
@@ -31,7 +30,7 @@ from django.db import connection
 
 from projects.batch_writes import datetime_adapter, quote, upsert_rows
 from projects.incidents.machine import UP, Poll, Streak
-from projects.incidents.states import _aware
+from projects.incidents.states import Stored, _aware, _streak_and_thresholds
 from projects.models import Project, ProjectRegionState
 from projects.units import SECONDS_PER_UNIT
 
@@ -55,99 +54,115 @@ class Facts(NamedTuple):
     quorum: int | None
     heartbeat: bool
     interval_seconds: int
-    regions: tuple[int, ...]  # those it is given; none: every live one
-    views: dict[int, View]  # its unsettled views, by region
-    # The writer's own region's row was written within REFRESH_SECONDS.
+    # The writer's own region's view was written within REFRESH_SECONDS.
     recent: bool
+    regions: tuple[int, ...] = ()  # those it is given; none: every live one
+    views: dict[int, View] = MappingProxyType({})  # unsettled, by region
 
 
-_NO_VIEWS: dict[int, View] = MappingProxyType({})  # type: ignore[assignment]
-
-
-def read_facts(
+def lock_with_facts(
     cursor, project_ids: Sequence[int], region_id: int, at: datetime
-) -> dict[int, Facts]:
-    """Each project's Facts for a batch of `region_id`'s polls from `at`
-    on, in one statement. Call it once lock_projects() holds the rows."""
+) -> tuple[dict[int, Stored], dict[int, Facts]]:
+    """lock_projects()' answer, and each project's Facts for a batch of
+    `region_id`'s polls from `at` on: the rows are locked until the
+    transaction ends. Two statements: the lock (which also brings the
+    project's settings and its own region's view's age), then the views
+    that are not settled, and the regions each project is given."""
+    project_ids = sorted(set(project_ids))
     if not project_ids:
-        return {}
+        return {}, {}
     written_since = datetime_adapter()(at - timedelta(seconds=REFRESH_SECONDS))
-    cursor.execute(*_select(sorted(project_ids), region_id, written_since))
-    return {row[0]: _facts(*row[1:]) for row in cursor.fetchall()}
+    cursor.execute(*_locking_select(project_ids, region_id, written_since))
+    stored, facts = {}, {}
+    for row in cursor.fetchall():
+        stored[row[0]] = _streak_and_thresholds(row[:7])
+        facts[row[0]] = _plain_facts(*row[7:])
+    if facts:
+        cursor.execute(*_unsettled_select(sorted(facts)))
+        _add_views(facts, cursor.fetchall())
+    return stored, facts
 
 
+# Settled, in the order of the partial index projectregionstate_unsettled,
+# so that the planner sees the query's condition is the index's.
 _SETTLED = (
-    f"s.state = '{UP}' AND s.consecutive_failures = 0 "
-    "AND s.consecutive_successes = 0 AND s.failing_since IS NULL"
-)
-_VIEW_COLUMNS = (
-    "s.region_id, s.state, s.consecutive_failures, s.consecutive_successes, "
-    "s.failing_since, s.last_error, s.last_polled_at"
+    "consecutive_failures = 0 AND consecutive_successes = 0 "
+    f"AND failing_since IS NULL AND state = '{UP}'"
 )
 
 
-def _select(project_ids: list[int], region_id, written_since) -> tuple:
+def _locking_select(project_ids: list[int], region_id, written_since) -> tuple:
+    """lock_projects()' statement and columns, then the project's quorum,
+    kind and interval, and whether its own region's view was written
+    since `written_since`. The own view is only written by this region's
+    writers, so a lock waited for another region's leaves it as it was."""
     project = quote(Project._meta.db_table)
-    given = quote(Project.regions.through._meta.db_table)
     views = quote(ProjectRegionState._meta.db_table)
+    select = (
+        "SELECT p.id, p.state, p.consecutive_failures, p.consecutive_successes, "
+        "p.failing_since, p.failure_threshold, p.recovery_threshold, "
+        "p.quorum, p.kind, p.interval, p.interval_unit, "
+        f"(SELECT o.last_polled_at >= %s FROM {views} o "
+        "WHERE o.project_id = p.id AND o.region_id = %s) "
+        f"FROM {project} p "
+    )
+    params = [written_since, region_id]
     if connection.vendor == "postgresql":
-        # The project's few views read once (LATERAL), for both the
-        # unsettled ones and the own one's age; EXISTS as a column of its
-        # own was planned as a hash of every view of the region, each batch.
+        # NO KEY UPDATE and OF p, as lock_projects() explains.
         return (
-            "SELECT p.id, p.quorum, p.kind, p.interval, p.interval_unit, "
-            f"(SELECT array_agg(t.region_id) FROM {given} t "
-            "WHERE t.project_id = p.id), v.views, coalesce(v.recent, false) "
-            f"FROM {project} p LEFT JOIN LATERAL (SELECT "
-            f"json_agg(json_build_array({_VIEW_COLUMNS})) "
-            f"FILTER (WHERE NOT ({_SETTLED})) AS views, "
-            "bool_or(s.region_id = %s AND s.last_polled_at >= %s) AS recent "
-            f"FROM {views} s WHERE s.project_id = p.id) v ON true "
-            "WHERE p.id = ANY(%s)",
-            [region_id, written_since, project_ids],
+            select + "WHERE p.id = ANY(%s) ORDER BY p.id FOR NO KEY UPDATE OF p",
+            [*params, project_ids],
         )
     marks = ", ".join(["%s"] * len(project_ids))
+    return select + f"WHERE p.id IN ({marks})", [*params, *project_ids]
+
+
+def _unsettled_select(project_ids: list[int]) -> tuple:
+    """The views that are not settled, and the regions each project is
+    given, as (project, region, view columns or nulls): in a statement
+    after the lock, which reads what the writer it waited for committed.
+    Most batches get no row."""
+    views = quote(ProjectRegionState._meta.db_table)
+    given = quote(Project.regions.through._meta.db_table)
+    if connection.vendor == "postgresql":
+        where, params = "= ANY(%s)", [project_ids, project_ids]
+    else:
+        where = "IN (" + ", ".join(["%s"] * len(project_ids)) + ")"
+        params = [*project_ids, *project_ids]
     return (
-        "SELECT p.id, p.quorum, p.kind, p.interval, p.interval_unit, "
-        f"(SELECT group_concat(t.region_id) FROM {given} t "
-        "WHERE t.project_id = p.id), "
-        f"(SELECT json_group_array(json_array({_VIEW_COLUMNS})) FROM {views} s "
-        f"WHERE s.project_id = p.id AND NOT ({_SETTLED})), "
-        f"EXISTS (SELECT 1 FROM {views} o WHERE o.project_id = p.id "
-        "AND o.region_id = %s AND o.last_polled_at >= %s) "
-        f"FROM {project} p WHERE p.id IN ({marks})",
-        [region_id, written_since, *project_ids],
+        "SELECT project_id, region_id, state, consecutive_failures, "
+        "consecutive_successes, failing_since, last_error, last_polled_at "
+        f"FROM {views} WHERE project_id {where} AND NOT ({_SETTLED}) "
+        "UNION ALL SELECT project_id, region_id, NULL, NULL, NULL, NULL, NULL, "
+        f"NULL FROM {given} WHERE project_id {where}",
+        params,
     )
 
 
-def _facts(quorum, kind, interval, unit, regions, views, recent) -> Facts:
-    if not regions and (not views or views == "[]"):
-        return _plain_facts(quorum, kind, interval, unit, bool(recent))
-    if isinstance(regions, str):  # SQLite's group_concat
-        regions = [int(r) for r in regions.split(",")]
-    if isinstance(views, str):  # SQLite's JSON text; PostgreSQL's is parsed
-        views = json.loads(views)
-    return Facts(
-        quorum,
-        kind == Project.Kind.HEARTBEAT,
-        interval * SECONDS_PER_UNIT[unit],
-        tuple(regions or ()),
-        {row[0]: _view(*row[1:]) for row in views or ()},
-        bool(recent),
-    )
+def _add_views(facts: dict[int, Facts], rows: list[tuple]) -> None:
+    views: dict[int, dict[int, View]] = {}
+    given: dict[int, list[int]] = {}
+    for project_id, region_id, state, *streak in rows:
+        if state is None:
+            given.setdefault(project_id, []).append(region_id)
+        else:
+            views.setdefault(project_id, {})[region_id] = _view(state, *streak)
+    for project_id in views.keys() | given.keys():
+        facts[project_id] = facts[project_id]._replace(
+            regions=tuple(given.get(project_id, ())),
+            views=views.get(project_id, {}),
+        )
 
 
 @functools.lru_cache(maxsize=1024)
 def _plain_facts(quorum, kind, interval, unit, recent) -> Facts:
-    """The Facts of a project given no regions and settled everywhere:
-    most projects share a few, made once."""
+    """A project's Facts before its views are read: most projects share a
+    few, made once."""
     return Facts(
         quorum,
         kind == Project.Kind.HEARTBEAT,
         interval * SECONDS_PER_UNIT[unit],
-        (),
-        _NO_VIEWS,
-        recent,
+        bool(recent),
     )
 
 

@@ -12,7 +12,8 @@ Effect, so incidents and notifications stay exactly-once: the project
 rows are locked in id order by every writer, whatever its region.
 
 It costs the writer one statement of its own in the common batch: the
-regions' views of the locked projects are read at once (region_rows.py),
+regions' unsettled views of the locked projects are read at once
+(region_rows.py),
 the decision is made in Python, and the region's views go into the
 writer's pipeline with the polls, the project states and the rollups.
 Only a batch in which a project starts or stops failing from the region
@@ -119,7 +120,7 @@ def save_region_states(
 ) -> dict[int, Effect]:
     """The region's view of each project from its polls, then each
     project's state from every counted region's. `stored` and `facts` are
-    what lock_projects() and read_facts() read; `write(effects)` makes the batch's other
+    what lock_with_facts() read; `write(effects)` makes the batch's other
     writes (the polls, the rollups), in the same pipeline when nothing is
     read back. Returns what the polls did to each project."""
     view = view.reread()
