@@ -97,9 +97,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--interval", type=int, default=60)
     parser.add_argument("--warmup", type=float, default=90)
     parser.add_argument("--measure", type=float, default=300)
-    # 22 windows a minute apart: a settled view's row is written again
-    # every 11th (REFRESH_SECONDS), twice here, as in a steady run.
-    parser.add_argument("--writer-rounds", type=int, default=22)
+    # 31 windows a minute apart: a settled view's row is written again
+    # every 31st (REFRESH_SECONDS), once here, as in a steady run.
+    parser.add_argument("--writer-rounds", type=int, default=31)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--writer-child", help=argparse.SUPPRESS)  # a database URL
     args = parser.parse_args()

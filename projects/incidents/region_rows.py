@@ -35,9 +35,11 @@ from projects.models import Project, ProjectRegionState
 from projects.units import SECONDS_PER_UNIT
 
 MAX_REASON_LENGTH = 1000
-# A settled view's row is written again once it is this old: every tenth
-# poll at 60 s. Readers of a region's latest poll scan the polls since.
-REFRESH_SECONDS = 600
+# A settled view's row is written again once it is older than this: every
+# 31st poll at 60 s (at every tenth, the rewrites were a fifth of the
+# region step's cost on SQLite). Readers of a region's latest poll look
+# among the polls since; a takeover's finds it at once, walking back.
+REFRESH_SECONDS = 1800
 
 
 class View(NamedTuple):
