@@ -145,17 +145,16 @@ def save_region_states(
         # in first, and nothing is pipelined.
         save_views(cursor, view.region_id, changed)
         view = _reconsider(view, mine, polls)
-    effects = {
-        project_id: _decide(
-            stored[project_id][0],
-            project_polls,
-            view,
-            facts[project_id],
-            mine[project_id],
-            in_maintenance,
+    effects = {}
+    for project_id, project_polls in by_project.items():
+        before, own, known = stored[project_id][0], mine[project_id], facts[project_id]
+        if before is SETTLED and own[0] is SETTLED and not known.views:
+            # Most projects, most polls: every region's view is settled.
+            effects[project_id] = Effect(before=before, after=SETTLED)
+            continue
+        effects[project_id] = _decide(
+            before, project_polls, view, known, own, in_maintenance
         )
-        for project_id, project_polls in by_project.items()
-    }
     with pipeline(cursor):
         if not turned:
             save_views(cursor, view.region_id, changed)
@@ -169,7 +168,7 @@ def save_region_states(
 def _unchanged(after: Streak, region_id: int, facts: Facts) -> bool:
     """Whether the region's row of the project may stay as it is: its view
     was and is settled, and the row is recent (region_rows.py)."""
-    return facts.recent and after == SETTLED and region_id not in facts.views
+    return facts.recent and after is SETTLED and region_id not in facts.views
 
 
 def _own_views(
