@@ -1,31 +1,35 @@
 """Benchmark: regions (issue #31, docs/regions.md).
 
-    BENCH_DB_SUFFIX=regions /work/team/bin/run-bench \\
-        .venv/bin/python bench/bench_regions.py
+    BENCH_DB_SUFFIX=regions .venv/bin/python bench/bench_regions.py
+    .venv/bin/python bench/bench_regions.py --part writer   # SQLite and PG
 
-On PostgreSQL (a database of its own, created and dropped here):
-
-1. writer: the result writer's cost per poll, in this process, for one
-   region against three. The same projects and windows are saved in
-   batches of 500 through DatabaseResultStore: once by the default region
-   alone (the single-region path, as today), then by three live regions
-   (the region step: per-region streaks and quorum). Reported: wall and
-   CPU (this process) per poll, and the three-region cost against one's.
-   The target: within 20 %.
-2. pollers: three runpoller processes on this machine, one per region,
-   sending from 127.0.0.2, .3 and .4 (POLLER_SOURCE_ADDRESS) to nginx on
-   127.0.0.1, each region polling every project (default 30,000 at 60 s:
-   1,500 polls/s in all). After --warmup seconds, --measure seconds are
-   counted from the stored results: per region, the windows stored and
-   the windows missed (a gap of more than one interval between two of a
-   project's stored windows).
+1. writer, on SQLite and on PostgreSQL in the same run (each a database
+   of its own, made and dropped here, and a process of its own): the
+   result writer's cost per poll for one region against three. The same
+   --writer-projects are saved in batches of 500 through
+   DatabaseResultStore, in alternating rounds after a warm-up: one window
+   from the default region alone (the single-region path, as before
+   regions), then the same window from three live regions (the region
+   step: per-region views and quorum). Reported per poll: the CPU of the
+   writer's process plus its PostgreSQL server process (the cost; wall
+   time on a shared machine mostly measures the neighbours), each part,
+   and wall time; and three regions' cost against one's. The target:
+   within 20 %. Writes a run file in docs/benchmarks/ (not with --quick).
+2. pollers, on PostgreSQL: three runpoller processes on this machine, one
+   per region, sending from 127.0.0.2, .3 and .4 (POLLER_SOURCE_ADDRESS)
+   to nginx on 127.0.0.1, each region polling every project (default
+   30,000 at 60 s: 1,500 polls/s in all). After --warmup seconds,
+   --measure seconds are counted from the stored results: per region, the
+   windows stored and the windows missed (a gap of more than one interval
+   between two of a project's stored windows). Needs a quiet machine.
 
     --quick               1,000 projects, 20 s windows, short runs
     --part writer|pollers one part only
-    --projects N --interval S --warmup S --measure S
+    --projects N --interval S --warmup S --measure S   (pollers)
+    --writer-projects N --writer-rounds N              (writer)
 
 PG_URL (default postgres://postgres@127.0.0.1:5432) chooses the server,
-BENCH_DB_SUFFIX names the database (monitor_bench_regions_<suffix>).
+BENCH_DB_SUFFIX names the databases (monitor_bench_regions_<suffix>).
 """
 
 from __future__ import annotations
@@ -38,18 +42,27 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from harness import (
     ROOT,
+    cpu_model,
+    database_versions,
     django_env,
     drop_database,
     fresh_database_url,
+    git_head,
+    machine,
     manage,
+    markdown_table,
+    process_cpu_seconds,
     raise_open_files_limit,
+    relative_command,
     setup_django,
 )
+from run_logs import publish_run
 
 REGIONS = {"eu": "127.0.0.2", "us": "127.0.0.3", "ap": "127.0.0.4"}
 BATCH = 500
@@ -57,41 +70,43 @@ BATCH = 500
 
 def main() -> None:
     args = parse_args()
+    if args.writer_child:
+        print(json.dumps(writer_child(args)))
+        return
     raise_open_files_limit()
     server = os.environ.get("PG_URL", "postgres://postgres@127.0.0.1:5432")
-    suffix = os.environ.get("BENCH_DB_SUFFIX", "local")
-    url = fresh_database_url(
-        f"monitor_bench_regions_{suffix}", base=f"{server}/postgres"
-    )
-    try:
-        manage(url, "migrate", "--no-input")
-        setup_django(url)
-        results = {}
-        if args.part in ("writer", "all"):
-            results["writer"] = measure_writer(args)
-        if args.part in ("pollers", "all"):
-            results["pollers"] = measure_pollers(args, url)
-        print(json.dumps(results, indent=2))
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        drop_database(url)
+    results = {}
+    if args.part in ("writer", "all"):
+        results["writer"] = {
+            name: measure_writer(args, name, server) for name in WRITER_DATABASES
+        }
+    if args.part in ("pollers", "all"):
+        results["pollers"] = measure_pollers_on(args, server)
+    print(json.dumps(results, indent=2))
+    if "writer" in results and not args.quick:
+        report = writer_report(args, results["writer"], server)
+        print(report)
+        print(f"Published: {publish_run('regions-writer', report)}")
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--part", choices=["writer", "pollers", "all"], default="all")
     parser.add_argument("--projects", type=int, default=30_000)
+    parser.add_argument("--writer-projects", type=int, default=5_000)
     parser.add_argument("--interval", type=int, default=60)
     parser.add_argument("--warmup", type=float, default=90)
     parser.add_argument("--measure", type=float, default=300)
-    parser.add_argument("--writer-windows", type=int, default=3)
+    # 31 windows a minute apart: a settled view's row is written again
+    # every 31st (REFRESH_SECONDS), once here, as in a steady run.
+    parser.add_argument("--writer-rounds", type=int, default=31)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--writer-child", help=argparse.SUPPRESS)  # a database URL
     args = parser.parse_args()
     if args.quick:
         args.projects, args.interval = 1_000, 20
-        args.warmup, args.measure, args.writer_windows = 30, 60, 2
+        args.warmup, args.measure = 30, 60
+        args.writer_projects, args.writer_rounds = 1_000, 3
     return args
 
 
@@ -112,58 +127,208 @@ def make_projects(count: int, url_for) -> list[int]:
     return [p.pk for p in projects]
 
 
-def measure_writer(args) -> dict:
-    """Saving the same windows from one region, then from three."""
+# The writer part runs once per database, each in a process of its own
+# (Django is set up once per process).
+WRITER_DATABASES = ("sqlite", "postgresql")
+
+
+def measure_writer(args, database: str, server: str) -> dict:
+    """The writer part on one database, in a child process."""
+    base = f"{server}/postgres" if database == "postgresql" else "sqlite:///"
+    url = fresh_database_url(f"monitor_bench_regions_{_suffix()}", base=base)
+    try:
+        manage(url, "migrate", "--no-input")
+        child = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--writer-child",
+                url,
+                "--writer-projects",
+                str(args.writer_projects),
+                "--writer-rounds",
+                str(args.writer_rounds),
+                "--interval",
+                str(args.interval),
+            ],
+            cwd=ROOT,
+            env=django_env(url),
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return json.loads(child.stdout.strip().splitlines()[-1])
+    finally:
+        drop_database(url)
+
+
+def writer_child(args) -> dict:
+    """Saving the same projects' windows from one region (the single-region
+    path, no other region live), then from three live regions, in
+    alternating rounds after one round of each to warm up: the machine's
+    drift falls on both alike. The cost of a poll is the CPU of this
+    process (which, on SQLite, is the database too) and, on PostgreSQL,
+    of its server process, read from /proc: wall time on a shared machine
+    says more about the neighbours."""
+    setup_django(args.writer_child)
     from django.utils import timezone
 
     from polling.engine.types import Outcome
     from polling.store import DatabaseResultStore
     from projects.models import DEFAULT_REGION_ID, Region
 
-    ids = make_projects(args.projects, lambda i: f"http://127.0.0.1:9/{i}")
+    ids = make_projects(args.writer_projects, lambda i: f"http://127.0.0.1:9/{i}")
+    regions = [Region.objects.create(name=n) for n in REGIONS]
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    totals = {"one_region": _Cost(), "three_regions": _Cost()}
 
-    def outcomes(window: int) -> list[Outcome]:
+    def save_window(stores: list, window: int, cost: _Cost | None) -> None:
         at = t0 + timedelta(seconds=args.interval * window)
-        return [
-            Outcome(project_id=pk, up=True, started_at=at, due_at=at, status_code=200)
+        batch = [
+            Outcome(
+                project_id=pk,
+                up=True,
+                started_at=at,
+                due_at=at,
+                status_code=200,
+                response_time_ms=20,
+            )
             for pk in ids
         ]
+        began = _Sample.now()
+        for store in stores:
+            for start in range(0, len(batch), BATCH):
+                store.save(batch[start : start + BATCH])
+        if cost is not None:
+            cost.add(began, _Sample.now(), len(batch) * len(stores))
 
-    def run(stores: list, first_window: int) -> dict:
-        polls, wall, cpu = 0, 0.0, 0.0
-        for window in range(first_window, first_window + args.writer_windows):
-            batch = outcomes(window)
-            for store in stores:
-                for start in range(0, len(batch), BATCH):
-                    chunk = batch[start : start + BATCH]
-                    began, began_cpu = time.perf_counter(), _cpu()
-                    store.save(chunk)
-                    wall += time.perf_counter() - began
-                    cpu += _cpu() - began_cpu
-                    polls += len(chunk)
-        return {
-            "polls": polls,
-            "wall_us_per_poll": round(wall / polls * 1e6, 1),
-            "client_cpu_us_per_poll": round(cpu / polls * 1e6, 1),
-        }
-
-    one = run([DatabaseResultStore(region_id=DEFAULT_REGION_ID)], 0)
-    now = timezone.now()
-    regions = [Region.objects.create(name=n, last_seen_at=now) for n in REGIONS]
-    three = run(
-        [DatabaseResultStore(region_id=r.pk) for r in regions], args.writer_windows
-    )
+    for window in range(args.writer_rounds + 1):
+        cost = totals["one_region"] if window else None  # the first: warm-up
+        Region.objects.update(last_seen_at=None)  # only the default region
+        save_window([DatabaseResultStore(region_id=DEFAULT_REGION_ID)], window, cost)
+        cost = totals["three_regions"] if window else None
+        Region.objects.update(last_seen_at=timezone.now())
+        stores = [DatabaseResultStore(region_id=r.pk) for r in regions]
+        save_window(stores, window, cost)
+    one, three = (totals[k].summary() for k in ("one_region", "three_regions"))
     return {
+        "projects": args.writer_projects,
+        "rounds": args.writer_rounds,
         "one_region": one,
         "three_regions": three,
+        "cpu_ratio": round(three["cpu_us_per_poll"] / one["cpu_us_per_poll"], 2),
         "wall_ratio": round(three["wall_us_per_poll"] / one["wall_us_per_poll"], 2),
     }
 
 
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+@dataclass
+class _Sample:
+    wall: float
+    client_cpu: float
+    server_cpu: float
+
+    @classmethod
+    def now(cls) -> _Sample:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return cls(time.perf_counter(), usage.ru_utime + usage.ru_stime, _server_cpu())
+
+
+def _server_cpu() -> float:
+    """CPU seconds of this connection's PostgreSQL server process (0 on
+    SQLite, which runs in this one)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return 0.0
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    return process_cpu_seconds(pid)
+
+
+@dataclass
+class _Cost:
+    polls: int = 0
+    wall: float = 0.0
+    client_cpu: float = 0.0
+    server_cpu: float = 0.0
+
+    def add(self, began: _Sample, ended: _Sample, polls: int) -> None:
+        self.polls += polls
+        self.wall += ended.wall - began.wall
+        self.client_cpu += ended.client_cpu - began.client_cpu
+        self.server_cpu += ended.server_cpu - began.server_cpu
+
+    def summary(self) -> dict:
+        def per_poll(seconds: float) -> float:
+            return round(seconds / self.polls * 1e6, 1)
+
+        return {
+            "polls": self.polls,
+            "cpu_us_per_poll": per_poll(self.client_cpu + self.server_cpu),
+            "client_cpu_us_per_poll": per_poll(self.client_cpu),
+            "server_cpu_us_per_poll": per_poll(self.server_cpu),
+            "wall_us_per_poll": per_poll(self.wall),
+        }
+
+
+def writer_report(args, runs: dict, server: str) -> str:
+    rows = []
+    for database, run in runs.items():
+        for key, label in (("one_region", "1 region"), ("three_regions", "3")):
+            cost = run[key]
+            rows.append(
+                {
+                    "database": database,
+                    "regions": label,
+                    "polls": f"{cost['polls']:,}",
+                    "CPU µs/poll (writer + server)": cost["cpu_us_per_poll"],
+                    "writer CPU": cost["client_cpu_us_per_poll"],
+                    "server CPU": cost["server_cpu_us_per_poll"],
+                    "wall µs/poll": cost["wall_us_per_poll"],
+                    "3 / 1 (CPU, wall)": ""
+                    if key == "one_region"
+                    else f"{run['cpu_ratio']} / {run['wall_ratio']}",
+                }
+            )
+    when = datetime.now(UTC)
+    return "\n".join(
+        [
+            f"# Regions: the writer's cost per poll, {when:%Y-%m-%d %H:%M} UTC",
+            "",
+            f"Commit {git_head()}; {machine()}, {cpu_model()}; "
+            f"{database_versions(['sqlite:///', f'{server}/postgres'])}.",
+            "",
+            f"`{relative_command(sys.argv)}`: {args.writer_projects:,} "
+            f"projects saved through DatabaseResultStore in batches of {BATCH}, "
+            f"{args.writer_rounds} rounds after a warm-up; each round one "
+            "window from the default region alone (the single-region path), "
+            "then the same window from three live regions. CPU is the "
+            "writer's process plus, on PostgreSQL, its server process.",
+            "",
+            markdown_table(rows),
+            "",
+        ]
+    )
+
+
+def _suffix() -> str:
+    return os.environ.get("BENCH_DB_SUFFIX", "local")
+
+
+def measure_pollers_on(args, server: str) -> dict:
+    url = fresh_database_url(
+        f"monitor_bench_regions_{_suffix()}", base=f"{server}/postgres"
+    )
+    try:
+        manage(url, "migrate", "--no-input")
+        setup_django(url)
+        return measure_pollers(args, url)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        drop_database(url)
 
 
 def measure_pollers(args, url: str) -> dict:

@@ -1,6 +1,7 @@
 """The README's screenshots, made again from demo data:
 
     .venv/bin/python bench/screenshots.py            # writes docs/images/*.png
+    .venv/bin/python bench/screenshots.py --regions  # regions-*.png instead
 
 Builds a fresh SQLite database in a temporary folder (migrated, then a
 week of polls of a few demo projects: one down now with its incident open,
@@ -10,6 +11,12 @@ against it, logs in with a throwaway admin user and photographs the
 dashboard and a project page with Debian's headless chromium
 (/usr/bin/chromium) through Playwright. Nothing outside 127.0.0.1 is
 contacted and the repository's own database is not touched.
+
+With --regions, the demo is three live regions (eu, us, ap) that polled
+two projects every minute for an hour through the poller's own writer
+(DatabaseResultStore), us failing alone for the last quarter hour (so the
+project is pending, not down); photographed: the overview with its region
+dots, and the project page's last hour with a line per region.
 
 The demo data is made with the ORM before Playwright starts (its event
 loop makes Django refuse ORM calls), rollups by rebuild_rollups(), as the
@@ -42,19 +49,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=IMAGES, help="folder for PNGs")
     parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--regions", action="store_true", help="the regions shots")
     args = parser.parse_args()
+    shots = REGION_SHOTS if args.regions else SHOTS
     with tempfile.TemporaryDirectory(prefix="monitor-screens-") as folder:
         env = demo_environment(Path(folder))
         os.environ.update(env)
         run_manage(["migrate", "--noinput", "-v", "0"], env)
         run_manage(["collectstatic", "--noinput", "-v", "0"], env)
-        project_id = seed()
+        project_id = seed_regions() if args.regions else seed()
         port = free_port()
         with Gunicorn(port, env):
             wait_until_serving(port)
-            shoot(f"http://127.0.0.1:{port}", project_id, args.out, args.width)
-    for name in ("dashboard.png", "project.png"):
-        print(f"wrote {(args.out / name).relative_to(ROOT)}")
+            shoot(f"http://127.0.0.1:{port}", project_id, args.out, args.width, shots)
+    for name, _ in shots:
+        print(f"wrote {args.out / name}")
+
+
+# (file, the project page's range); the overview's file has no range.
+SHOTS = (("dashboard.png", None), ("project.png", "7d"))
+REGION_SHOTS = (("regions-overview.png", None), ("regions-project.png", "1h"))
 
 
 def demo_environment(folder: Path) -> dict[str, str]:
@@ -147,6 +161,78 @@ def seed() -> int:
     add_project("new-service", "https://new.example.com/health")
     connections.close_all()
     return payments.pk
+
+
+def seed_regions() -> int:
+    """Three regions' polls of two projects for the last hour, saved by
+    the poller's writer; returns the id of the project photographed."""
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.db import connections
+    from django.utils import timezone
+
+    from polling.engine.types import Outcome
+    from polling.store import DatabaseResultStore
+    from projects.models import NotificationChannel, PollerNode, Region
+
+    get_user_model().objects.create_superuser(USERNAME, password=PASSWORD)
+    NotificationChannel.objects.create(
+        name="on-call webhook",
+        kind="webhook",
+        url="https://hooks.example.com/uptime",
+        is_default=True,
+    )
+    now = timezone.now().replace(second=0, microsecond=0)
+    rng = random.Random(31)
+    checkout = add_project("checkout-api", "https://shop.example.com/api/health")
+    search = add_project("search", "https://search.example.com/ready")
+    # (region, its label, seconds into each window, base ms per project)
+    regions = [
+        ("eu", "Frankfurt", 0, {checkout.pk: 38, search.pk: 120}),
+        ("us", "Virginia", 3, {checkout.pk: 112, search.pk: 190}),
+        ("ap", "Singapore", 6, {checkout.pk: 240, search.pk: 310}),
+    ]
+    # Every region live before the first poll is saved, as when their
+    # pollers run side by side.
+    made = {
+        name: Region.objects.create(name=name, label=label, last_seen_at=now)
+        for name, label, _, _ in regions
+    }
+    for name, _, offset, base in regions:
+        region = made[name]
+        PollerNode.objects.create(
+            name=f"poller-{name}",
+            host="127.0.0.1",
+            pid=os.getpid(),
+            started_at=now - timedelta(hours=1),
+            last_seen_at=timezone.now(),
+            region=region,
+        )
+        store = DatabaseResultStore(region_id=region.pk)
+        for minute in range(60, 0, -1):
+            at = now - timedelta(minutes=minute, seconds=-offset)
+            batch = []
+            for project_id, ms in base.items():
+                failing = name == "us" and project_id == checkout.pk and minute <= 15
+                batch.append(
+                    Outcome(
+                        project_id=project_id,
+                        up=not failing,
+                        started_at=at,
+                        due_at=at,
+                        status_code=503 if failing else 200,
+                        response_time_ms=int(ms * rng.uniform(0.85, 1.2)),
+                        error="expected 200-299, got 503" if failing else "",
+                        connect_ms=ms // 4,
+                        first_byte_ms=ms // 2,
+                    )
+                )
+            store.save(batch)
+    connections.close_all()
+    return checkout.pk
 
 
 def resolved_incident(project, end, start: int, length: int) -> None:
@@ -277,7 +363,7 @@ def wait_until_serving(port: int, seconds: float = 30) -> None:
             time.sleep(0.2)
 
 
-def shoot(base: str, project_id: int, out: Path, width: int) -> None:
+def shoot(base: str, project_id: int, out: Path, width: int, shots) -> None:
     from tests.browser import chromium_context
 
     out.mkdir(parents=True, exist_ok=True)
@@ -296,11 +382,12 @@ def shoot(base: str, project_id: int, out: Path, width: int) -> None:
         page.fill("#id_password", PASSWORD)
         page.click("input[type=submit]")
         page.wait_for_url(f"{base}/")
-        page.screenshot(path=out / "dashboard.png", full_page=True)
-        page.goto(f"{base}/projects/{project_id}/?range=7d")
+        (overview, _), (project, range_) = shots
+        page.screenshot(path=out / overview, full_page=True)
+        page.goto(f"{base}/projects/{project_id}/?range={range_}")
         # The top of the page: uptime, the chart, incidents and outages.
         page.set_viewport_size({"width": width, "height": 1180})
-        page.screenshot(path=out / "project.png")
+        page.screenshot(path=out / project)
 
 
 if __name__ == "__main__":

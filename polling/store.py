@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -33,6 +34,7 @@ from projects.expectations import parse_expected_value, parse_status_codes
 from projects.incidents.certificates import Sighting, record_certificates
 from projects.incidents.machine import Poll
 from projects.incidents.recorder import record_incidents
+from projects.incidents.region_rows import lock_with_facts
 from projects.incidents.regions import RegionView, as_verdicts, save_region_states
 from projects.incidents.states import lock_projects, maintenance_test, save_states
 from projects.models import (
@@ -175,10 +177,20 @@ def polled_in(region_id: int | None) -> Q:
 
 
 def _region_last_window(region_id: int) -> Subquery:
+    """The region's latest poll of the project: at or after its view's
+    last_polled_at, which a settled view writes only now and then
+    (projects/incidents/region_rows.py)."""
+    written = ProjectRegionState.objects.filter(
+        project=OuterRef(OuterRef("pk")), region_id=region_id
+    ).values("last_polled_at")[:1]
     return Subquery(
-        ProjectRegionState.objects.filter(
-            project=OuterRef("pk"), region_id=region_id
-        ).values("last_polled_at")[:1]
+        PollResult.objects.filter(
+            project=OuterRef("pk"),
+            region_id=region_id,
+            polled_at__gte=Subquery(written),
+        )
+        .order_by("-polled_at")
+        .values("polled_at")[:1]
     )
 
 
@@ -303,14 +315,18 @@ class DatabaseResultStore:
     of shards this poller still holds are saved."""
 
     def __init__(
-        self, *, fence: Fence | None = None, region_id: int | None = None
+        self,
+        *,
+        fence: Fence | None = None,
+        region_id: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._fence = fence
         # The region the outcomes were polled from (POLLER_REGION when None:
         # the default region needs no query) and the regions as the writer
         # last looked at them (docs/regions.md).
         self._region_id = region_id
-        self._regions = RegionBook()
+        self._regions = RegionBook(clock)
 
     def save(self, outcomes: Sequence[Outcome]) -> int:
         """Returns how many were saved; outcomes of deleted projects, and
@@ -366,8 +382,14 @@ def _save(
     outcomes = move_deadlines(outcomes)
     if not outcomes:
         return 0
+    several = view is not None and len(view.live) > 1
     with batch_cursor() as cursor, batch_cursor() as poll_cursor:
-        stored = lock_projects(cursor, [o.project_id for o in outcomes])
+        ids = [o.project_id for o in outcomes]
+        if several:
+            at = min(o.due_at for o in outcomes)
+            stored, facts = lock_with_facts(cursor, ids, view.region_id, at)
+        else:
+            stored = lock_projects(cursor, ids)
         # Projects deleted meanwhile: their outcomes are dropped quietly.
         outcomes = [o for o in outcomes if o.project_id in stored]
         region = DEFAULT_REGION_ID if view is None else view.region_id
@@ -377,7 +399,7 @@ def _save(
             return 0
         polls = [_poll(o) for o in outcomes]
         in_maintenance = maintenance_test(polls)
-        if view is None or len(view.live) < 2:
+        if not several:
             # One region: each project's polls decide alone. Nothing in the
             # pipeline reads a result: the server writes the polls while
             # the states and rollups are worked out.
@@ -388,13 +410,22 @@ def _save(
                 )
                 _add_to_rollups(cursor, polls, in_maintenance)
         else:
-            # Several: the region step reads the other regions' views and
-            # counts rows it changes, so no pipeline.
-            _insert_results(poll_cursor, outcomes, region)
+            # Several: the region step decides from what the lock read,
+            # and sends the polls and rollups in its own pipeline.
+            def write(effects: dict) -> None:
+                _insert_results(poll_cursor, outcomes, region)
+                verdicts = as_verdicts(polls, effects)
+                _add_to_rollups(cursor, verdicts, in_maintenance)
+
             effects = save_region_states(
-                cursor, polls, stored, view, in_maintenance=in_maintenance
+                cursor,
+                polls,
+                stored,
+                facts,
+                view,
+                in_maintenance=in_maintenance,
+                write=write,
             )
-            _add_to_rollups(cursor, as_verdicts(polls, effects), in_maintenance)
         # Fewer polls went in than were given: the unique index skipped
         # windows stored already, which the state and rollups above counted
         # again. Known only once the pipeline is done; the common batch

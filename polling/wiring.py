@@ -11,7 +11,12 @@ from polling.engine.shards import Ownership
 from polling.engine.transport import set_source_address
 from polling.engine.writer import ResultStore
 from polling.leases import LeaseFence, LeaseKeeper
-from polling.regions import REGION_SPREAD_SECONDS, phase_fraction, region_id
+from polling.regions import (
+    REGION_SPREAD_SECONDS,
+    phase_fraction,
+    region_id,
+    region_name,
+)
 from polling.store import DatabaseResultStore, DatabaseTargetSource
 from polling.writer_process import ProcessStore
 
@@ -29,6 +34,7 @@ def config_from_settings(**overrides) -> PollerConfig:
         "stop_timeout": settings.POLLER_STOP_TIMEOUT,
         "blocked_networks": tuple(settings.POLL_BLOCKED_NETWORKS),
         "phase_fraction": phase_fraction(region_id()),
+        "region": region_name(),
         "phase_spread_seconds": REGION_SPREAD_SECONDS,
     }
     values.update({k: v for k, v in overrides.items() if v is not None})

@@ -155,9 +155,10 @@ def test_metrics_speak_prometheus(api, target_server):
     response = api.get("/metrics")
     assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
     text = response.text
-    assert 'poller_polls_total{outcome="down"}' in text
+    assert 'poller_polls_total{outcome="down",region="default"}' in text
     assert "poller_results_rejected_total 0.0" in text
-    assert f'poller_project_up{{project_id="{project.pk}"}} 0.0' in text
+    up = f'poller_project_up{{project_id="{project.pk}",region="default"}} 0.0'
+    assert up in text
     for name in (
         "poller_poll_duration_seconds_bucket",
         "poller_scheduling_lag_seconds_bucket",

@@ -7,8 +7,9 @@ import threading
 
 import pytest
 
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from polling.store import DatabaseResultStore
 from projects.models import (
@@ -17,10 +18,13 @@ from projects.models import (
     MonitorOutage,
     Notification,
     PollResult,
+    Region,
 )
 from projects.notifications import outbox
 from tests.alerting import make_channel, queued
+from tests.fleet import needs_postgresql
 from tests.outcomes import outcome
+from tests.waiting import wait_until
 
 
 class Boom(Exception):
@@ -137,3 +141,53 @@ def test_interleaved_writers_reach_the_threshold_once(transactional_db, make_pro
     assert Incident.objects.count() == 30
     assert Notification.objects.filter(event="incident.opened").count() == 30
     assert set(Incident.objects.values_list("failed_polls", flat=True)) == {6}
+
+
+@needs_postgresql
+def test_a_region_that_waited_for_the_lock_decides_from_the_views_committed_meanwhile(
+    transactional_db, make_project
+):
+    """Quorum 2 of 3: eu's failure is committed while us's writer waits for
+    the project's row; us then sees it and opens the incident
+    (docs/regions.md)."""
+    make_channel(is_default=True)
+    project = make_project(quorum=2, failure_threshold=1)
+    now = timezone.now()
+    eu, us, _ = (
+        Region.objects.create(name=name, last_seen_at=now)
+        for name in ("eu", "us", "ap")
+    )
+    failed = [outcome(project.pk, up=False)]
+    errors = []
+
+    def us_writes():
+        store = DatabaseResultStore(region_id=us.pk)
+        try:
+            store.save(failed)
+        except Exception as error:  # reported below, in the test's thread
+            errors.append(error)
+        finally:
+            store.close()
+
+    us_writer = threading.Thread(target=us_writes)
+    with transaction.atomic():
+        DatabaseResultStore(region_id=eu.pk).save(failed)  # holds the row
+        us_writer.start()
+        wait_until(lambda: waiting_for_a_lock() == 1, timeout=30)
+    us_writer.join(30)
+
+    assert errors == []
+    assert Incident.objects.get().first_error.startswith("eu: ")
+
+
+def waiting_for_a_lock() -> int:
+    """Other connections to this database waiting for a lock."""
+    with connection.cursor() as cursor:
+        # Within a transaction the activity is read once, unless cleared.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = "
+            "current_database() AND wait_event_type = 'Lock' "
+            "AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchone()[0]

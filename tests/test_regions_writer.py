@@ -9,12 +9,14 @@ from datetime import timedelta
 
 import pytest
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from polling.regions import REGION_SPREAD_SECONDS, phase_fraction
 from polling.store import DatabaseResultStore, iter_targets
 from projects.incidents.region_outages import watch_regions
+from projects.incidents.region_rows import REFRESH_SECONDS
 from projects.incidents.regions import describe, quorum_needed
 from projects.models import (
     DEFAULT_REGION_ID,
@@ -301,3 +303,69 @@ def test_a_region_back_after_a_while_counts_only_once_it_polls_again(make_projec
 
     fleet.poll("-d", 1)  # ap polls again, and still fails: now it counts
     assert Incident.objects.count() == 1
+
+
+def _queries(store: DatabaseResultStore, outcomes: list) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        store.save(outcomes)
+    return len(queries)
+
+
+def test_a_settled_batch_of_several_regions_costs_two_queries_more_than_one_regions(
+    make_project,
+):
+    """The region step reads the regions again and the views of the locked
+    projects in one statement; its writes go with the polls
+    (docs/regions.md)."""
+    projects = [make_project() for _ in range(5)]
+    # A clock that stands still: each store reads the regions once, however
+    # slow the machine.
+    alone = DatabaseResultStore(region_id=DEFAULT_REGION_ID, clock=lambda: 0.0)
+    alone.save([outcome(p.pk, at=0) for p in projects])
+    one_region = _queries(alone, [outcome(p.pk, at=STEP) for p in projects])
+
+    regions = live_regions("eu", "us")
+    eu = DatabaseResultStore(region_id=regions["eu"].pk, clock=lambda: 0.0)
+    eu.save([outcome(p.pk, at=0) for p in projects])
+    several = _queries(eu, [outcome(p.pk, at=STEP) for p in projects])
+
+    # On PostgreSQL the writer's own statements bypass the ORM: only the
+    # regions' read is counted.
+    extra = 1 if connection.vendor == "postgresql" else 2
+    assert several == one_region + extra
+
+
+def test_a_settled_view_is_written_again_only_after_a_while(make_project):
+    project = make_project()
+    regions = live_regions("eu", "us")
+    eu = DatabaseResultStore(region_id=regions["eu"].pk)
+    step = REFRESH_SECONDS // 3
+
+    def written_at():
+        return ProjectRegionState.objects.get(region=regions["eu"]).last_polled_at
+
+    for at in range(0, REFRESH_SECONDS + 1, step):
+        eu.save([outcome(project.pk, at=at)])
+    assert written_at() == T0
+
+    eu.save([outcome(project.pk, at=REFRESH_SECONDS + step)])
+    assert written_at() == outcome(project.pk, at=REFRESH_SECONDS + step).due_at
+
+
+def test_a_regions_latest_poll_is_read_past_its_settled_row(admin_client, make_project):
+    """The takeover and the page find the region's latest poll though its
+    settled view's row was written polls before."""
+    project = make_project()
+    regions = live_regions("eu", "us")
+    eu, us = (DatabaseResultStore(region_id=r.pk) for r in regions.values())
+    for step, ms in enumerate((41, 42, 57)):
+        eu.save([outcome(project.pk, at=step * STEP, ms=ms)])
+        us.save([outcome(project.pk, at=step * STEP + 3, ms=300 + ms)])
+    assert ProjectRegionState.objects.get(region=regions["eu"]).last_polled_at == T0
+
+    (target,) = iter_targets(region_id=regions["eu"].pk)
+    assert target.last_window == outcome(project.pk, at=2 * STEP).due_at
+    page = admin_client.get(project.get_absolute_url()).content.decode()
+    regions_table = page.split('id="regions-heading"')[1].split("</table>")[0]
+    assert "57 ms" in regions_table
+    assert "41 ms" not in regions_table

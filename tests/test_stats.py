@@ -54,6 +54,17 @@ def test_histograms_are_exported_for_prometheus():
     assert samples[("poller_poll_duration_seconds_bucket", "0.25")] == 0
 
 
+def test_every_per_poll_series_is_labelled_with_the_pollers_region():
+    stats = PollStats(region="eu")
+    stats.record(late(0.02), duration_seconds=0.3)
+    regions = {
+        s.labels.get("region")
+        for metric in stats.registry.collect()
+        for s in metric.samples
+    }
+    assert regions == {"eu"}
+
+
 def late(seconds: float):
     """An outcome that started `seconds` after it was due."""
     on_time = outcome(1)

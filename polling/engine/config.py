@@ -22,6 +22,8 @@ class PollerConfig:
     # quarter of the interval) later: pollers of different regions
     # (docs/regions.md) do not poll a project in the same second.
     phase_fraction: float = 0.0
+    # The poller's region (POLLER_REGION): /metrics labels each poll with it.
+    region: str = "default"
     phase_spread_seconds: float = 5.0
     # A failing project not yet confirmed down is polled again after
     # min(interval, this).

@@ -93,7 +93,7 @@ class Coordinator:
         self._lock = threading.Lock()  # guards _state
         self._reload_lock = threading.Lock()
         self._stopping = threading.Event()
-        self._stats = PollStats()
+        self._stats = PollStats(region=config.region)
         self._task_queue: queue.Queue = TaskQueue(config.task_queue_size)
         self._result_queue: queue.Queue = queue.Queue(config.result_queue_size)
         self._scheduler = Scheduler(

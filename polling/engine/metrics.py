@@ -107,11 +107,12 @@ class PollerCollector:
 
     def collect(self) -> Iterator[Metric]:
         status = self._status()
+        region = self._stats.region
         polls = CounterMetricFamily(
-            "poller_polls", "Polls made, by outcome.", labels=["outcome"]
+            "poller_polls", "Polls made, by outcome.", labels=["outcome", "region"]
         )
-        polls.add_metric(["up"], status.polls_up)
-        polls.add_metric(["down"], status.polls_down)
+        polls.add_metric(["up", region], status.polls_up)
+        polls.add_metric(["down", region], status.polls_down)
         yield polls
         values = _derived(status)
         for name, field, documentation in GAUGES:
@@ -125,12 +126,12 @@ class PollerCollector:
         gauge = GaugeMetricFamily(
             "poller_project_up",
             "1 when the project's latest poll was up, 0 when down.",
-            labels=["project_id"],
+            labels=["project_id", "region"],
         )
-        scheduled = self._project_ids()
+        scheduled, region = self._project_ids(), self._stats.region
         for project_id, up in sorted(self._stats.last_up.copy().items()):
             if project_id in scheduled:
-                gauge.add_metric([str(project_id)], 1 if up else 0)
+                gauge.add_metric([str(project_id), region], 1 if up else 0)
         return gauge
 
 

@@ -75,8 +75,14 @@ class _Shard:
 
 
 class PollStats:
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+    """`region` labels every per-poll series on /metrics (docs/regions.md):
+    pollers of several regions scraped into one Prometheus stay apart."""
+
+    def __init__(
+        self, *, clock: Callable[[], float] = time.monotonic, region: str = "default"
+    ) -> None:
         self._clock = clock
+        self.region = region
         self._local = threading.local()
         self._shards: list[_Shard] = []
         self._shards_lock = threading.Lock()
@@ -159,24 +165,27 @@ class _HistogramCollector:
 
     def collect(self) -> Iterator[HistogramMetricFamily]:
         lag, duration = self._stats.histograms()
+        region = self._stats.region
         yield _family(
             "poller_scheduling_lag_seconds",
             "How late polls started: started minus due.",
             lag,
+            region,
         )
         yield _family(
             "poller_poll_duration_seconds",
             "How long polls took, failures included.",
             duration,
+            region,
         )
 
 
-def _family(name: str, documentation: str, histogram: _Histogram):
+def _family(name: str, documentation: str, histogram: _Histogram, region: str):
     bounds = [*histogram.bounds, float("inf")]
     cumulative, buckets = 0, []
     for bound, count in zip(bounds, histogram.counts, strict=True):
         cumulative += count
         buckets.append((floatToGoString(bound), cumulative))
-    return HistogramMetricFamily(
-        name, documentation, buckets=buckets, sum_value=histogram.sum
-    )
+    family = HistogramMetricFamily(name, documentation, labels=["region"])
+    family.add_metric([region], buckets=buckets, sum_value=histogram.sum)
+    return family

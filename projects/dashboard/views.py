@@ -30,13 +30,25 @@ from projects.dashboard.queries.overview import (
     state_counts,
     with_state,
 )
-from projects.dashboard.queries.ranges import DEFAULT_RANGE, OVERVIEW_RANGES, RANGES
+from projects.dashboard.queries.ranges import (
+    DEFAULT_RANGE,
+    OVERVIEW_RANGES,
+    RANGES,
+    TimeRange,
+)
 from projects.dashboard.queries.regions import (
+    RegionRow,
+    add_region_dots,
     name_regions,
     project_regions,
     regions_seen,
 )
-from projects.dashboard.queries.response_times import response_time_buckets
+from projects.dashboard.queries.response_times import (
+    Bucket,
+    merge_regions,
+    region_buckets,
+    response_time_buckets,
+)
 from projects.dashboard.queries.uptime import Uptime, maintenance_for, uptime_by_project
 from projects.maintenance import MaintenanceSchedule
 from projects.models import PollResult, Project, Status
@@ -59,9 +71,10 @@ def overview(request: HttpRequest) -> HttpResponse:
     team = current_team(request)
     projects = project_list(
         team=team, search=search, state=state, tag=tag, maintained=maintained
-    )
+    ).annotate(regions_seen=regions_seen())
     page = Paginator(projects, PROJECTS_PER_PAGE).get_page(request.GET.get("page"))
     _add_uptime_and_heartbeats(page.object_list, now, maintenance)
+    add_region_dots(page.object_list, now)
     counts = state_counts(team=team, maintained=maintained, tag=tag)
     context = {
         "page": page,
@@ -115,12 +128,14 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     counts = None if regions else uptimes[time_range.key]
     history, next_before = _history(pk, since, status, before, counts)
     name_regions(history, regions)
+    buckets, region_series = _chart(pk, time_range, now, regions)
     context = {
         "project": project,
         "range": time_range,
         "ranges": RANGES.values(),
         "uptimes": [(r, uptimes[r.key]) for r in RANGES.values()],
-        "buckets": response_time_buckets(pk, time_range, now),
+        "buckets": buckets,
+        "region_series": region_series,
         "outages": recent_outages(pk, since=since),
         "polls_kept_from": _polls_kept_from(since, now),
         "polls_kept_days": settings.RESULT_RETENTION_DAYS,
@@ -138,6 +153,24 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "regions": regions,
     }
     return render(request, "projects/project_detail.html", context)
+
+
+def _chart(
+    pk: int, time_range: TimeRange, now: datetime, regions: list[RegionRow]
+) -> tuple[list[Bucket], list[tuple[str, list[Bucket]]]]:
+    """The chart's buckets, and each region's (name, buckets) when the page
+    shows regions and the range is read from the polls; one query either
+    way."""
+    per_region = region_buckets(pk, time_range, now) if regions else None
+    if per_region is None:
+        return response_time_buckets(pk, time_range, now), []
+    # In the regions table's order; a region with polls but no view yet
+    # (its first seconds) goes last.
+    rank = {row.region_id: place for place, row in enumerate(regions)}
+    names = {row.region_id: row.name for row in regions}
+    ids = sorted(per_region, key=lambda r: rank.get(r, len(rank) + r))
+    series = [(names.get(r, f"region {r}"), per_region[r]) for r in ids]
+    return merge_regions(per_region), series
 
 
 def _history(

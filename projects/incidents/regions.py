@@ -11,6 +11,14 @@ are. What that changes is handed to the incident step as the usual
 Effect, so incidents and notifications stay exactly-once: the project
 rows are locked in id order by every writer, whatever its region.
 
+It costs the writer one statement of its own in the common batch: the
+regions' unsettled views of the locked projects are read at once
+(region_rows.py),
+the decision is made in Python, and the region's views go into the
+writer's pipeline with the polls, the project states and the rollups.
+Only a batch in which a project starts or stops failing from the region
+reads again (is the region blind?) and so leaves the pipeline.
+
 Regions that count: those polling the project (Project.regions, or every
 live region when it has none) that have a live poller and are not blind
 (most of the projects they poll failing at once: the "is it us?" rule,
@@ -22,12 +30,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-from django.db import connection
 from django.utils import timezone
 
-from projects.batch_writes import datetime_adapter, quote, update_rows, upsert_rows
+from projects.batch_writes import datetime_adapter, pipeline, update_rows
 from projects.incidents.machine import (
     DOWN,
     PENDING,
@@ -37,22 +44,22 @@ from projects.incidents.machine import (
     Effect,
     Poll,
     Streak,
-    Thresholds,
     Transition,
     run,
 )
 from projects.incidents.region_outages import reconsider_blindness
+from projects.incidents.region_rows import (
+    MAX_REASON_LENGTH,
+    Facts,
+    save_views,
+)
 from projects.incidents.states import (
     STATE_FIELDS,
     Stored,
-    _aware,
     _state_row,
     save_states,
 )
-from projects.models import Project, ProjectRegionState, Region
-from projects.units import SECONDS_PER_UNIT
-
-MAX_REASON_LENGTH = 1000
+from projects.models import Project, Region
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,188 +112,124 @@ def save_region_states(
     cursor,
     polls: Sequence[Poll],
     stored: dict[int, Stored],
+    facts: dict[int, Facts],
     view: RegionView,
     *,
     in_maintenance: Callable[[Poll], bool],
+    write: Callable[[dict[int, Effect]], None],
 ) -> dict[int, Effect]:
     """The region's view of each project from its polls, then each
-    project's state from every counted region's. Returns what the polls
-    did to each project."""
+    project's state from every counted region's. `stored` and `facts` are
+    what lock_with_facts() read; `write(effects)` makes the batch's other
+    writes (the polls, the rollups), in the same pipeline when nothing is
+    read back. Returns what the polls did to each project."""
     view = view.reread()
     by_project: dict[int, list[Poll]] = defaultdict(list)
+    beats: list[Poll] = []
     for poll in sorted(polls, key=lambda p: p.at):
-        by_project[poll.project_id].append(poll)
-    project_table = quote(Project._meta.db_table)
-    settings = {
-        pk: (quorum, kind, interval * SECONDS_PER_UNIT[unit])
-        for pk, quorum, kind, interval, unit in _rows_of(
-            cursor,
-            f"SELECT id, quorum, kind, interval, interval_unit FROM {project_table}",
-            "id",
-            by_project,
-        )
+        # Heartbeat projects are told by their pings, not from a place:
+        # each decides alone, as with one region.
+        if facts[poll.project_id].heartbeat:
+            beats.append(poll)
+        else:
+            by_project[poll.project_id].append(poll)
+    mine, turned = _own_views(by_project, stored, facts, view, in_maintenance)
+    changed = {
+        project_id: own
+        for project_id, own in mine.items()
+        if not _unchanged(own[0], view.region_id, facts[project_id])
     }
-    # Heartbeat projects are told by their pings, not from a place: each
-    # decides alone, as with one region.
-    beats = [p for p in polls if settings[p.project_id][1] == Project.Kind.HEARTBEAT]
+    if turned:
+        # A project started or stopped failing from this region: whether
+        # the region is blind is counted from its stored views, so they go
+        # in first, and nothing is pipelined.
+        save_views(cursor, view.region_id, changed)
+        view = _reconsider(view, mine, polls)
     effects = {}
-    if beats:
-        effects = save_states(cursor, beats, stored, in_maintenance=in_maintenance)
-        for project_id in effects:
-            del by_project[project_id]
-    ids = sorted(by_project)
-    polling: dict[int, list[int]] = defaultdict(list)
-    through = Project.regions.through.objects.filter(project_id__in=ids)
-    for project_id, region_id in through.values_list("project_id", "region_id"):
-        polling[project_id].append(region_id)
-    streaks, polled_at = _region_streaks(cursor, ids)
-    mine: dict[int, tuple[Streak, list[Poll]]] = {}
-    region_effects: list[Effect] = []
     for project_id, project_polls in by_project.items():
-        thresholds: Thresholds = stored[project_id][1]
-        before, reason = streaks.get((project_id, view.region_id), (Streak(), ""))
-        effect = run(before, project_polls, thresholds, in_maintenance=in_maintenance)
-        region_effects.append(effect)
+        before, own, known = stored[project_id][0], mine[project_id], facts[project_id]
+        if before is SETTLED and own[0] is SETTLED and not known.views:
+            # Most projects, most polls: every region's view is settled.
+            effects[project_id] = Effect(before=before, after=SETTLED)
+            continue
+        effects[project_id] = _decide(
+            before, project_polls, view, known, own, in_maintenance
+        )
+    with pipeline(cursor):
+        if not turned:
+            save_views(cursor, view.region_id, changed)
+        if beats:
+            effects |= save_states(cursor, beats, stored, in_maintenance=in_maintenance)
+        _save_project_states(cursor, by_project, effects)
+        write(effects)
+    return effects
+
+
+def _unchanged(after: Streak, region_id: int, facts: Facts) -> bool:
+    """Whether the region's row of the project may stay as it is: its view
+    was and is settled, and the row is recent (region_rows.py)."""
+    return facts.recent and after is SETTLED and region_id not in facts.views
+
+
+def _own_views(
+    by_project: dict[int, list[Poll]],
+    stored: dict[int, Stored],
+    facts: dict[int, Facts],
+    view: RegionView,
+    in_maintenance: Callable[[Poll], bool],
+) -> tuple[dict[int, tuple[Streak, str, list[Poll]]], bool]:
+    """The region's new view of each project (streak, reason, polls), and
+    whether any project started or stopped failing from it."""
+    mine, turned = {}, False
+    for project_id, project_polls in by_project.items():
+        own = facts[project_id].views.get(view.region_id)
+        if own is None and all(p.up for p in project_polls):
+            mine[project_id] = (SETTLED, "", project_polls)  # most projects
+            continue
+        before, reason = (SETTLED, "") if own is None else own[:2]
+        effect = run(
+            before, project_polls, stored[project_id][1], in_maintenance=in_maintenance
+        )
+        turned |= effect.started_failing or effect.stopped_failing
         failed = [p for p in project_polls if not p.up]
         if failed:
             reason = failed[-1].error
         elif effect.after.state == UP:
             reason = ""
-        streaks[project_id, view.region_id] = (effect.after, reason)
-        mine[project_id] = (effect.after, project_polls)
-    _save_region_rows(cursor, view.region_id, mine, streaks)
-    if any(e.started_failing or e.stopped_failing for e in region_effects):
-        # The "is it us?" rule, for this region alone.
-        was_blind = view.region_id in view.blind
-        blind = reconsider_blindness(view.region_id, at=max(p.at for p in polls))
-        view = view.with_blindness(blind)
-        if was_blind and not blind:
-            # What it confirmed while blind is not trusted: its projects
-            # still failing confirm again (reconsider_blindness stored the
-            # same).
-            for key, (streak, reason) in streaks.items():
-                if key[1] == view.region_id and streak.state == DOWN:
-                    streaks[key] = (Streak(PENDING), reason)
-    effects |= {
-        project_id: _decide(
-            project_id,
-            stored[project_id][0],
-            mine[project_id][1],
-            view,
-            view.counted(polling.get(project_id)),
-            settings[project_id][0],
-            streaks,
-            _fresh_since(mine[project_id][1], settings[project_id][2]),
-            polled_at,
-            in_maintenance,
-        )
-        for project_id in ids
-    }
+        mine[project_id] = (effect.after, reason, project_polls)
+    return mine, turned
+
+
+def _reconsider(
+    view: RegionView, mine: dict[int, tuple[Streak, str, list[Poll]]], polls
+) -> RegionView:
+    """The "is it us?" rule, for this region alone: the view with the
+    region blind or not."""
+    was_blind = view.region_id in view.blind
+    blind = reconsider_blindness(view.region_id, at=max(p.at for p in polls))
+    if was_blind and not blind:
+        # What it confirmed while blind is not trusted: its projects still
+        # failing confirm again (reconsider_blindness stored the same).
+        for project_id, (streak, reason, project_polls) in mine.items():
+            if streak.state == DOWN:
+                mine[project_id] = (Streak(PENDING), reason, project_polls)
+    return view.with_blindness(blind)
+
+
+def _save_project_states(
+    cursor, by_project: dict[int, list[Poll]], effects: dict[int, Effect]
+) -> None:
     adapt = datetime_adapter()
-    rows = [_state_row(by_project[pid], effects[pid].after, adapt) for pid in ids]
+    rows = [
+        _state_row(project_polls, effects[project_id].after, adapt)
+        for project_id, project_polls in by_project.items()
+    ]
     update_rows(
         cursor,
         Project,
         STATE_FIELDS,
         rows,
         expressions={"tls_expires_at": "COALESCE({new}, {old})"},
-    )
-    return effects
-
-
-def _region_streaks(
-    cursor, ids: list[int]
-) -> tuple[dict[tuple[int, int], tuple[Streak, str]], dict[tuple[int, int], datetime]]:
-    """Every region's streak of the projects, and when it last polled each,
-    read through the writer's cursor: the ORM's rows cost several times
-    the rest of the step."""
-    table = quote(ProjectRegionState._meta.db_table)
-    rows = _rows_of(
-        cursor,
-        "SELECT project_id, region_id, state, consecutive_failures, "
-        f"consecutive_successes, failing_since, last_error, last_polled_at "
-        f"FROM {table}",
-        "project_id",
-        ids,
-        # Settled views (most) are not read: a region with no row read is
-        # up with nothing to remember, as a settled one is.
-        also=f"NOT ({table}.state = '{UP}' AND consecutive_failures = 0 "
-        "AND consecutive_successes = 0 AND failing_since IS NULL)",
-    )
-    streaks, polled_at = {}, {}
-    for project_id, region_id, state, failures, successes, since, reason, at in rows:
-        streak = Streak(state, failures, successes, _aware(since))
-        streaks[project_id, region_id] = (streak, reason)
-        polled_at[project_id, region_id] = _aware(at)
-    return streaks, polled_at
-
-
-def _rows_of(
-    cursor, select: str, column: str, ids: Iterable[int], *, also: str = ""
-) -> list[tuple]:
-    """`select` of the rows whose `column` is one of `ids` (and for which
-    the SQL `also` holds, if given)."""
-    ids = list(ids)
-    if not ids:
-        return []
-    also = f" AND {also}" if also else ""
-    if connection.vendor == "postgresql":
-        cursor.execute(f"{select} WHERE {column} = ANY(%s){also}", [ids])
-    else:
-        marks = ", ".join(["%s"] * len(ids))
-        cursor.execute(f"{select} WHERE {column} IN ({marks}){also}", ids)
-    return cursor.fetchall()
-
-
-REGION_FIELDS = (
-    "project",
-    "region",
-    "state",
-    "consecutive_failures",
-    "consecutive_successes",
-    "failing_since",
-    "last_polled_at",
-    "last_up",
-    "last_status_code",
-    "last_response_time_ms",
-    "last_error",
-)
-_REPLACED = dict.fromkeys(REGION_FIELDS[2:], "{new}")
-
-
-def _save_region_rows(
-    cursor,
-    region_id: int,
-    mine: dict[int, tuple[Streak, list[Poll]]],
-    streaks: dict[tuple[int, int], tuple[Streak, str]],
-) -> None:
-    adapt = datetime_adapter()
-    rows = []
-    for project_id in sorted(mine):
-        streak, polls = mine[project_id]
-        last = polls[-1]
-        rows.append(
-            (
-                project_id,
-                region_id,
-                streak.state,
-                streak.failures,
-                streak.successes,
-                adapt(streak.failing_since),
-                adapt(last.at),
-                last.up,
-                last.status_code,
-                last.response_time_ms,
-                streaks[project_id, region_id][1][:MAX_REASON_LENGTH],
-            )
-        )
-    upsert_rows(
-        cursor,
-        ProjectRegionState,
-        REGION_FIELDS,
-        rows,
-        conflict=("project", "region"),
-        updates=_REPLACED,
     )
 
 
@@ -301,37 +244,56 @@ def _settled(streak: Streak) -> bool:
     return streak == SETTLED or streak == _UNSEEN[0]
 
 
-def _fresh_since(polls: list[Poll], interval_seconds: int) -> datetime:
-    return polls[-1].at - timedelta(seconds=FRESH_INTERVALS * interval_seconds + 60)
+def _counted_views(
+    polls: list[Poll],
+    view: RegionView,
+    facts: Facts,
+    own: tuple[Streak, str, list[Poll]],
+) -> dict[int, tuple[Streak, str]]:
+    """Each counted region's view of the project, in name order. Another
+    region's failing view older than FRESH_INTERVALS of the project's
+    intervals (a poller of it gone and back, say) counts as not failing
+    until it polls again."""
+    fresh_since = polls[-1].at - timedelta(
+        seconds=FRESH_INTERVALS * facts.interval_seconds + 60
+    )
+    views = {}
+    for r in view.counted(facts.regions or None):
+        if r == view.region_id:
+            views[r] = own[:2]
+            continue
+        seen = facts.views.get(r)
+        stale = seen is None or (
+            seen.polled_at is not None and seen.polled_at < fresh_since
+        )
+        views[r] = _UNSEEN if stale else seen[:2]
+    return views
 
 
 def _decide(
-    project_id: int,
     before: Streak,
     polls: list[Poll],
     view: RegionView,
-    counted: list[int],
-    quorum: int | None,
-    streaks: dict[tuple[int, int], tuple[Streak, str]],
-    fresh_since: datetime,
-    polled_at: dict[tuple[int, int], datetime],
+    facts: Facts,
+    own: tuple[Streak, str, list[Poll]],
     in_maintenance: Callable[[Poll], bool],
 ) -> Effect:
-    """The project's new streak from its counted regions' streaks, and the
-    transitions for the incident step. A region's failing view older than
-    `fresh_since` (a poller of it gone and back, say) counts as not failing
-    until it polls again."""
-    views = {}
-    for r in counted:
-        seen = streaks.get((project_id, r), _UNSEEN)
-        at = polled_at.get((project_id, r))
-        stale = r != view.region_id and at is not None and at < fresh_since
-        views[r] = _UNSEEN if stale else seen
+    """The project's new streak from its counted regions' views, and the
+    transitions for the incident step."""
+    if (
+        before == SETTLED
+        and _settled(own[0])
+        and all(r == view.region_id for r in facts.views)
+    ):
+        # Most projects, most polls: every region's view is settled.
+        return Effect(before=before, after=SETTLED)
+    views = _counted_views(polls, view, facts, own)
+    counted = list(views)
     if before == SETTLED and all(_settled(v[0]) for v in views.values()):
-        return Effect(before=before, after=SETTLED)  # most projects, most polls
+        return Effect(before=before, after=SETTLED)
     confirmed = [r for r in counted if views[r][0].state == DOWN]
     failing = [r for r in counted if views[r][0].failing]
-    needed = quorum_needed(quorum, len(counted))
+    needed = quorum_needed(facts.quorum, len(counted))
     down = needed > 0 and len(confirmed) >= needed
     since = min(
         (views[r][0].failing_since for r in failing if views[r][0].failing_since),
@@ -388,6 +350,8 @@ def as_verdicts(polls: Sequence[Poll], effects: dict[int, Effect]) -> list[Poll]
     """The polls as the rollups count them: failed while the project is
     down (its quorum agreed), up otherwise, whatever one region saw; so
     uptime counts a window down only when the project was."""
-    return [
-        poll._replace(up=effects[poll.project_id].after.state != DOWN) for poll in polls
-    ]
+    verdicts = []
+    for poll in polls:
+        up = effects[poll.project_id].after.state != DOWN
+        verdicts.append(poll if poll.up is up else poll._replace(up=up))
+    return verdicts

@@ -66,6 +66,22 @@ class ProjectRegionState(models.Model):
                 fields=["project", "region"], name="projectregionstate_one_per_pair"
             ),
         ]
+        indexes = [
+            # The views that are not settled, by project: the writer reads
+            # them for every batch of several regions
+            # (projects/incidents/region_rows.py). Small, because most
+            # views are settled: a lookup that finds none reads no row.
+            models.Index(
+                fields=["project"],
+                condition=~models.Q(
+                    state="up",
+                    consecutive_failures=0,
+                    consecutive_successes=0,
+                    failing_since__isnull=True,
+                ),
+                name="projectregionstate_unsettled",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.project_id} in {self.region_id}: {self.state or 'new'}"

@@ -8,6 +8,7 @@ rollups (projects.dashboard.queries.sources) bucket by bucket.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -35,6 +36,9 @@ class Bucket:
     # that skipped a phase adds 0). None when the range reads rollups,
     # which keep no phases, or when no poll timed any.
     phases: tuple[float, ...] | None = None
+    # Polls that got a response, when read from the polls: merged() weighs
+    # the regions' averages by it.
+    responses: int = dataclasses.field(default=0, compare=False)
 
     @property
     def failure_share(self) -> float:
@@ -52,17 +56,67 @@ def response_time_buckets(
         rows = _from_rollups(project_id, start, time_range.bucket_seconds)
     else:
         rows = _from_polls(project_id, start, time_range.bucket_seconds)
-    return [
-        Bucket(
-            start=datetime.fromtimestamp(row["bucket"], UTC),
-            polls=row["polls"],
-            failures=row["failures"],
-            avg_ms=row["avg_ms"],
-            max_ms=row["max_ms"],
-            phases=_phase_averages(row),
+    return [_bucket(row) for row in rows]
+
+
+def region_buckets(
+    project_id: int, time_range: TimeRange, now: datetime
+) -> dict[int, list[Bucket]] | None:
+    """Each region's buckets of the range, by region id, in one query;
+    None for ranges read from the rollups, which keep no region."""
+    if time_range.whole_days or time_range.from_rollups:
+        return None
+    start, width = time_range.start(now), time_range.bucket_seconds
+    series: dict[int, list[Bucket]] = {}
+    for row in _from_polls(project_id, start, width, by=("region", "bucket")):
+        series.setdefault(row["region"], []).append(_bucket(row))
+    return series
+
+
+def merge_regions(series: dict[int, list[Bucket]]) -> list[Bucket]:
+    """The regions' buckets as one series: what response_time_buckets()
+    gives for the same polls."""
+    sums: dict[datetime, list[Bucket]] = {}
+    for buckets in series.values():
+        for bucket in buckets:
+            sums.setdefault(bucket.start, []).append(bucket)
+    return [_merge(sums[start]) for start in sorted(sums)]
+
+
+def _merge(parts: list[Bucket]) -> Bucket:
+    responses = sum(p.responses for p in parts)
+    timed = [p for p in parts if p.avg_ms is not None]
+    phased = [p for p in parts if p.phases is not None]
+    phases = None
+    if phased:
+        weight = sum(p.responses for p in phased) or 1
+        phases = tuple(
+            sum(p.phases[i] * p.responses for p in phased) / weight
+            for i in range(len(PHASES))
         )
-        for row in rows
-    ]
+    return Bucket(
+        start=parts[0].start,
+        polls=sum(p.polls for p in parts),
+        failures=sum(p.failures for p in parts),
+        avg_ms=sum(p.avg_ms * p.responses for p in timed) / responses
+        if timed and responses
+        else None,
+        max_ms=max((p.max_ms for p in parts if p.max_ms is not None), default=None),
+        phases=phases,
+        responses=responses,
+    )
+
+
+def _bucket(row: dict) -> Bucket:
+    return Bucket(
+        start=datetime.fromtimestamp(row["bucket"], UTC),
+        polls=row["polls"],
+        failures=row["failures"],
+        avg_ms=row["avg_ms"],
+        max_ms=row["max_ms"],
+        phases=_phase_averages(row),
+        responses=row.get("responses") or 0,
+    )
 
 
 def _phase_averages(row: dict) -> tuple[float, ...] | None:
@@ -72,11 +126,13 @@ def _phase_averages(row: dict) -> tuple[float, ...] | None:
     return tuple((total or 0) / row["responses"] for total in sums)
 
 
-def _from_polls(project_id: int, start: datetime, width: int) -> QuerySet:
+def _from_polls(
+    project_id: int, start: datetime, width: int, *, by: tuple[str, ...] = ("bucket",)
+) -> QuerySet:
     return (
         PollResult.objects.filter(project_id=project_id, polled_at__gte=start)
         .annotate(bucket=EpochSeconds("polled_at") / width * width)
-        .values("bucket")
+        .values(*by)
         .annotate(
             polls=Count("polled_at"),
             failures=Count("polled_at", filter=Q(status=Status.DOWN)),

@@ -6,6 +6,11 @@ them to coordinates. Average and maximum are told apart by line style
 depends on telling colours apart. Where the buckets carry phases, each one
 gets a column under the lines stacking where the average poll's time went,
 in the order of the legend (each column's tooltip lists them).
+
+With several regions (docs/regions.md) each region gets its own average
+line instead of the average and maximum, told apart by its dash pattern
+and named in the legend and at the line's end, so no colour is needed
+either.
 """
 
 from __future__ import annotations
@@ -55,6 +60,12 @@ PHASE_PARTS = (
     ("tls", "TLS"),
     ("first-byte", "first byte (server)"),
 )
+# Regions' lines, by place in name order: solid, dashed, dotted, dash-dot
+# (CSS .line-region-N); a fifth region starts again.
+REGION_STYLES = 4
+# A region's name at the end of its line stays inside the chart.
+END_LABEL_WIDTH = 62
+
 # A line breaks where polls are missing for longer than this many
 # buckets or poll intervals, whichever is longer.
 GAP_FACTOR = 2.5
@@ -76,13 +87,23 @@ class Scale:
 
 @register.inclusion_tag("projects/_response_chart.html")
 def response_chart(
-    buckets: list[Bucket], time_range: TimeRange, now: datetime, interval_seconds: int
+    buckets: list[Bucket],
+    time_range: TimeRange,
+    now: datetime,
+    interval_seconds: int,
+    series: list[tuple[str, list[Bucket]]] = (),
 ) -> dict:
-    peak = max((b.max_ms or b.avg_ms or 0 for b in buckets), default=0)
+    """`buckets` are every poll's; `series`, when given, each region's
+    (name, buckets), drawn as a line each instead of average and maximum."""
+    if series:
+        peak = max((b.avg_ms or 0 for _, s in series for b in s), default=0)
+    else:
+        peak = max((b.max_ms or b.avg_ms or 0 for b in buckets), default=0)
     scale = Scale(time_range.start(now), now, nice_ceiling(peak * HEADROOM))
     width = timedelta(seconds=time_range.bucket_seconds)
     gap = width * GAP_FACTOR + timedelta(seconds=interval_seconds * GAP_FACTOR)
-    phase_bars = list(phase_stacks(buckets, scale, width))
+    phase_bars = [] if series else list(phase_stacks(buckets, scale, width))
+    lines = region_lines(series, scale, width, gap)
     return {
         "buckets": buckets,
         "range": time_range,
@@ -95,7 +116,8 @@ def response_chart(
         "failure_bars": list(failure_bars(buckets, scale, width)),
         "phase_bars": phase_bars,
         "phase_parts": PHASE_PARTS if phase_bars else (),
-        "columns": list(columns(buckets, scale, width)),
+        "columns": list(columns(buckets, scale, width, series)),
+        "region_lines": lines,
         "y_ticks": [(scale.y(ms), f"{ms:g} ms") for ms in y_tick_values(scale.y_max)],
         "x_ticks": list(x_ticks(scale, time_range.tick_seconds)),
         "summary": summary(buckets),
@@ -174,11 +196,55 @@ def phase_stacks(
                 }
 
 
-def columns(buckets: list[Bucket], scale: Scale, width: timedelta) -> Iterator[dict]:
-    """One invisible full-height column per bucket, carrying its tooltip."""
+def region_lines(
+    series: list[tuple[str, list[Bucket]]],
+    scale: Scale,
+    width: timedelta,
+    gap: timedelta,
+) -> list[dict]:
+    """Each region's average line, its style and where its name goes: at
+    its last point, inside the plot."""
+    lines = []
+    for index, (name, buckets) in enumerate(series):
+        timed = [b for b in buckets if b.avg_ms is not None]
+        last = timed[-1] if timed else None
+        lines.append(
+            {
+                "name": name,
+                "style": index % REGION_STYLES,
+                "path": line_path(buckets, scale, lambda b: b.avg_ms, width, gap),
+                "label_x": min(
+                    scale.x(last.start + width / 2) + LABEL_GAP,
+                    RIGHT - END_LABEL_WIDTH,
+                )
+                if last
+                else None,
+                "label_y": scale.y(last.avg_ms) if last else None,
+            }
+        )
+    return lines
+
+
+def columns(
+    buckets: list[Bucket],
+    scale: Scale,
+    width: timedelta,
+    series: list[tuple[str, list[Bucket]]] = (),
+) -> Iterator[dict]:
+    """One invisible full-height column per bucket, carrying its tooltip
+    (with each region's average, when there are several)."""
+    by_region = [(name, {b.start: b for b in s}) for name, s in series]
     for bucket in buckets:
         x, column_width = _span(bucket, scale, width)
-        yield {"x": x, "width": column_width, "title": _bucket_title(bucket)}
+        title = _bucket_title(bucket)
+        averages = [
+            f"{name} {part.avg_ms:.0f} ms"
+            for name, starts in by_region
+            if (part := starts.get(bucket.start)) and part.avg_ms is not None
+        ]
+        if averages:
+            title += " · " + ", ".join(averages)
+        yield {"x": x, "width": column_width, "title": title}
 
 
 def _span(bucket: Bucket, scale: Scale, width: timedelta) -> tuple[float, float]:
