@@ -61,8 +61,10 @@ class SyncSender:
         # A forked child has the object but not the thread: start its own.
         if self._thread is not None and self._thread.is_alive():
             return
+        # Not "poller-…": that prefix names a poller's own threads, which
+        # the poller tests require gone after a stop.
         self._thread = threading.Thread(
-            target=self._run, name="poller-sync-sender", daemon=True
+            target=self._run, name="web-sync-to-pollers", daemon=True
         )
         self._thread.start()
         if not self._exit_hook:
