@@ -14,12 +14,14 @@ projects gone (it drops their outcomes quietly).
 
 from __future__ import annotations
 
-from django.db import models, router, transaction
+from django.db import connections, models, router, transaction
 
 
 def lock_for_delete(queryset: models.QuerySet) -> None:
     """Lock the projects of `queryset` until the transaction ends (a no-op
     on SQLite, whose writes hold the whole database)."""
+    if not connections[queryset.db].features.has_select_for_update:
+        return  # the SELECT would lock nothing: skip the round trip
     model = queryset.model
     ids = queryset.order_by().values("pk")
     list(
