@@ -29,6 +29,7 @@ from django.utils.html import escape
 from projects.dashboard.queries.sources import daily_part, daily_until
 from projects.dashboard.queries.uptime import COUNTS, Uptime
 from projects.models import DailyRollup, HourlyRollup
+from projects.models.results import IMPERFECT_DAY
 from projects.notifications.messages import duration_text
 from projects.rollups import utc_midnight
 
@@ -209,8 +210,8 @@ class _Reading:
         part = daily_part(utc_midnight(wanted[0]), boundary)
         self.summary = _summaries(ids, part)
         self.odd = defaultdict(dict)  # project -> {day: counts}
-        imperfect = Q(failures__gt=0) | Q(maintenance_polls__gt=0) | Q(polls=0)
-        for pk, day, *counts in _daily_counts(ids, part & imperfect):
+        # The query's condition is the partial index's, for PostgreSQL to use it.
+        for pk, day, *counts in _daily_counts(ids, part & IMPERFECT_DAY):
             self.odd[pk][day] = counts
         gapped = [pk for pk, row in self.summary.items() if _has_gaps(row)]
         self.present = defaultdict(set)
