@@ -20,11 +20,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from html import escape  # Django's, without its check for lazy strings
 
 from django.core.cache import cache
 from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
-from django.utils.html import escape
 
 from projects.dashboard.queries.sources import daily_part, daily_until
 from projects.dashboard.queries.uptime import COUNTS, Uptime
