@@ -23,6 +23,7 @@ from datetime import UTC, date, datetime, timedelta
 from html import escape  # Django's, without its check for lazy strings
 
 from django.core.cache import cache
+from django.db import connection
 from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 
@@ -252,6 +253,7 @@ def _has_gaps(summary: dict) -> bool:
 
 
 def _summaries(ids: Iterable[int] | QuerySet, part: Q) -> dict[int, dict]:
+    fields = ("project_id", "days", "first", "last", *COUNTS)
     rows = (
         DailyRollup.objects.filter(part, project_id__in=ids)
         .values("project_id")
@@ -262,24 +264,29 @@ def _summaries(ids: Iterable[int] | QuerySet, part: Q) -> dict[int, dict]:
             **{count: Sum(count) for count in COUNTS},
         )
         .order_by()
+        .values_list(*fields)
     )
-    return {row["project_id"]: row for row in rows}
+    return {row[0]: dict(zip(fields, row, strict=True)) for row in _rows(rows)}
 
 
 def _daily_counts(ids: Iterable[int] | QuerySet, part: Q):
-    return DailyRollup.objects.filter(part, project_id__in=ids).values_list(
-        "project_id", "day", *COUNTS
+    return _rows(
+        DailyRollup.objects.filter(part, project_id__in=ids).values_list(
+            "project_id", "day", *COUNTS
+        )
     )
 
 
 def _daily_days(ids: Iterable[int] | QuerySet, part: Q):
-    return DailyRollup.objects.filter(part, project_id__in=ids).values_list(
-        "project_id", "day"
+    return _rows(
+        DailyRollup.objects.filter(part, project_id__in=ids).values_list(
+            "project_id", "day"
+        )
     )
 
 
 def _hourly_counts(ids: Iterable[int] | QuerySet, since: datetime):
-    return (
+    return _rows(
         HourlyRollup.objects.filter(hour__gte=since, project_id__in=ids)
         .annotate(day=TruncDate("hour", tzinfo=UTC))
         .values("project_id", "day")
@@ -287,3 +294,17 @@ def _hourly_counts(ids: Iterable[int] | QuerySet, since: datetime):
         .order_by()
         .values_list("project_id", "day", *COUNTS)
     )
+
+
+def _rows(query: QuerySet) -> Iterable[tuple]:
+    """A values_list() query's rows. On PostgreSQL straight from the
+    cursor: what it returns for these columns (ids, dates, counts and
+    their sums) is already the Python type, and Django's converters, a
+    call or two per value, were about a tenth of a cold page's CPU
+    (45,000 values at 500 projects). SQLite needs them for its dates."""
+    if connection.vendor != "postgresql":
+        return query
+    sql, params = query.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
