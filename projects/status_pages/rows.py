@@ -2,12 +2,14 @@
 
 Written here rather than in the template: a page of 500 projects spent
 about 100 ms in the template's loop alone, against a few milliseconds
-for these f-strings. Every value from a user is escaped.
+for these f-strings. Every value from a user is escaped, by the standard
+library's html.escape: Django's escape is the same function behind a
+check for lazy strings, which cost more than the escaping at 500 rows.
 """
 
 from __future__ import annotations
 
-from django.utils.html import escape
+from html import escape
 
 from projects.status_pages.states import Look
 
