@@ -73,9 +73,11 @@ def poll_hosts(code: str, ca_bundle: str, ports: list[int], rounds: int) -> dict
 
     go_round()
     go_round()
+    perf_control("enable")
     cpu, wall = time.process_time(), time.monotonic()
     down = sum(go_round() for _ in range(rounds))
     cpu, wall = time.process_time() - cpu, time.monotonic() - wall
+    perf_control("disable")
     polls = rounds * len(targets)
     executor.stop(timeout=10)
     import polling
@@ -89,6 +91,19 @@ def poll_hosts(code: str, ca_bundle: str, ports: list[int], rounds: int) -> dict
         "wall_s": round(wall, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
+
+
+def perf_control(command: str) -> None:
+    """Tell `perf record -D -1 --control fifo:CTL,ACK` to record, or to
+    stop, when PERF_CTL and PERF_ACK name those fifos: the measured rounds
+    alone are profiled."""
+    control, ack = os.environ.get("PERF_CTL"), os.environ.get("PERF_ACK")
+    if not (control and ack):
+        return
+    with open(control, "w") as fifo:
+        fifo.write(f"{command}\n")
+    with open(ack) as fifo:
+        fifo.readline()
 
 
 if __name__ == "__main__":

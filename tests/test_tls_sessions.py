@@ -11,6 +11,7 @@ from __future__ import annotations
 import ssl
 from datetime import timedelta
 
+import pycurl
 import pytest
 
 from polling.engine.tls_sessions import PEERS_PER_SHARE, SessionShares
@@ -97,6 +98,67 @@ def test_polls_resume_their_sessions_across_more_hosts_than_one_cache_holds(
     # Going round 30 hosts, one cache of 25 peers (3 on a lone handle)
     # had dropped sessions before their turn came again: 24 (2) resumed.
     assert (before, resumed) == (0, len(MANY_HOSTS))
+
+
+def fetch_through(share: pycurl.CurlShare, url: str, ca_bundle: str) -> int:
+    """libcurl's result (0: done) for `url` on a bare handle, no RESOLVE
+    answers of its own: a name it finds only in `share`'s DNS cache."""
+    curl = pycurl.Curl()
+    curl.setopt(pycurl.SHARE, share)
+    curl.setopt(pycurl.CAINFO, ca_bundle)
+    curl.setopt(pycurl.URL, url)
+    curl.setopt(pycurl.WRITEFUNCTION, lambda chunk: None)
+    try:
+        curl.perform()
+    except pycurl.error as error:
+        return error.args[0]
+    finally:
+        curl.unsetopt(pycurl.SHARE)
+        curl.close()
+    return 0
+
+
+def test_each_origin_keeps_its_name_lookups_in_its_share(tls_ca, tls_ca_bundle):
+    """libcurl walks the whole DNS cache a transfer used when the transfer
+    ends. In the worker's multi handle that was every host looked up in the
+    last minute; in the origin's share, the lookups of its few origins."""
+    expires = (_now() + timedelta(days=5)).replace(microsecond=0)
+    sessions = SessionShares()
+    with resuming_server(tls_ca, expires, MANY_HOSTS) as server:
+        resolve = [f"{host}:{server.port}:127.0.0.1" for host in MANY_HOSTS]
+        handle = Transport(ca_bundle=tls_ca_bundle, resolve=resolve, sessions=sessions)
+        urls = [f"https://{host}:{server.port}/ok" for host in MANY_HOSTS]
+        for url in urls:
+            assert poll(handle, url, **FRESH_CONNECTION).up
+        handle.close()
+        # The names exist nowhere but in the caches the polls used.
+        results = [
+            fetch_through(
+                sessions.share_for(f"{host}:{server.port}", verified=True),
+                url,
+                tls_ca_bundle,
+            )
+            for host, url in ((MANY_HOSTS[0], urls[0]), (MANY_HOSTS[-1], urls[-1]))
+        ]
+    assert sessions.shares == 2
+    assert results == [0, 0]
+
+
+def test_plain_http_origins_keep_their_name_lookups_in_a_share_too(tls_ca_bundle):
+    sessions = SessionShares()
+    with TargetServer() as server:
+        origin = f"plain.sessions.test:{server.port}"
+        url = f"http://{origin}/ok"
+        handle = Transport(
+            ca_bundle=tls_ca_bundle,
+            resolve=[f"{origin}:127.0.0.1"],
+            sessions=sessions,
+        )
+        assert poll(handle, url).up
+        handle.close()
+        share = sessions.share_for(origin, verified=True)
+        result = fetch_through(share, url, tls_ca_bundle)
+    assert (len(sessions), result) == (1, 0)
 
 
 def test_each_share_keeps_no_more_origins_than_its_cache_holds():

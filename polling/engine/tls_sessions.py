@@ -1,4 +1,5 @@
-"""TLS sessions kept for many hosts: a pool of libcurl share handles.
+"""TLS sessions and name lookups kept for many hosts: a pool of libcurl
+share handles.
 
 libcurl (8.12 and later, vtls_scache.c) keeps the TLS sessions it may
 resume in a cache of a fixed number of peers: 25 on a multi handle and on
@@ -23,6 +24,16 @@ handle's own cache, where it resumes no better than before, and the
 origins already placed keep theirs. The pool never forgets an origin
 (until the poller restarts): a simple directory is worth more than
 reclaiming the few slots of deleted projects.
+
+Each share keeps its origins' name lookups too (http origins get one for
+that alone). libcurl prunes the whole DNS cache a transfer uses when it
+ends (multi.c, multi_done_locked: Curl_dnscache_prune walks every entry),
+and a multi handle's cache holds every host:port looked up in the last
+DNS_CACHE_TIMEOUT (60 s): a worker going round thousands of hosts walked
+thousands of entries per poll, 8 % of a resumed HTTPS poll's CPU at 2,000
+hosts and more with more hosts (docs/benchmarks/2026-11-26-tls-cpu.md).
+A share's cache holds its origins' entries alone, a few dozen; lookups
+are cached as long as before.
 """
 
 from __future__ import annotations
@@ -59,8 +70,9 @@ class SessionShares:
         return len(self._shares)
 
     def share_for(self, origin: str, *, verified: bool) -> pycurl.CurlShare | None:
-        """The share that keeps the sessions of `origin` (host:port) when
-        its certificate is `verified` or not; None past `max_origins`."""
+        """The share that keeps the sessions and name lookups of `origin`
+        (host:port) when its certificate is `verified` or not; None past
+        `max_origins`."""
         key = (origin, verified)
         share = self._placed.get(key)
         if share is not None or len(self._placed) >= self._max_origins:
@@ -75,6 +87,7 @@ class SessionShares:
         if not self._room:
             share = pycurl.CurlShare()
             share.setopt(pycurl.SH_SHARE, pycurl.LOCK_DATA_SSL_SESSION)
+            share.setopt(pycurl.SH_SHARE, pycurl.LOCK_DATA_DNS)
             self._shares.append(share)
             self._room = PEERS_PER_SHARE
         self._room -= 1

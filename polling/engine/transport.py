@@ -134,8 +134,9 @@ class Transport:
 
     `resolve` takes libcurl's "host:port:address[,address...]" entries,
     answers used instead of DNS (tests point names at 127.0.0.1 with it).
-    `sessions` keeps the TLS sessions of each origin (tls_sessions.py);
-    without it they are kept in the handle's own cache, of a few origins.
+    `sessions` keeps the TLS sessions and name lookups of each origin
+    (tls_sessions.py); without it they are kept in the handle's own
+    caches (the sessions of a few origins).
     """
 
     def __init__(
@@ -242,10 +243,11 @@ class Transport:
         self._capped = False
         self._kept = [] if request.keep_body else None
         curl.setopt(pycurl.URL, request.url)
-        self._origin = _https_origin(request.url)
-        if self._origin is not None and self._sessions is not None:
+        origin, https = _origin(request.url)
+        self._origin = origin if https else None
+        if origin is not None and self._sessions is not None:
             self._keep_sessions_in(
-                self._sessions.share_for(self._origin, verified=request.verify_tls)
+                self._sessions.share_for(origin, verified=request.verify_tls)
             )
         self._ask_for_certificate(
             self._origin is not None and self._certificate_stale(self._origin)
@@ -331,13 +333,18 @@ class Transport:
         )
 
     def _keep_sessions_in(self, share: pycurl.CurlShare | None) -> None:
-        """Take and store this origin's TLS sessions in `share` (None: the
-        multi handle's own cache). pycurl wants the old one let go first."""
+        """Take and store this origin's TLS sessions and name lookups in
+        `share` (None: the multi handle's own caches). pycurl wants the old
+        one let go first. libcurl loads the RESOLVE answers into the DNS
+        cache in use once, at the next transfer: set again, they reach the
+        new share's cache too."""
         if share is not self._share:
             if self._share is not None:
                 self._curl.unsetopt(pycurl.SHARE)
             if share is not None:
                 self._curl.setopt(pycurl.SHARE, share)
+            if self._resolve:
+                self._curl.setopt(pycurl.RESOLVE, self._resolve)
             self._share = share
 
     def _ask_for_certificate(self, ask: bool) -> None:
@@ -421,12 +428,13 @@ class Connecting:
             curl.close()
 
 
-def _https_origin(url: str) -> str | None:
-    """host:port of an https URL; None for any other."""
-    if url.startswith("http://"):
-        return None
+def _origin(url: str) -> tuple[str | None, bool]:
+    """host:port of an http or https URL (None for any other), and
+    whether it is https."""
     parts = urlsplit(url)
-    return parts.netloc if parts.scheme == "https" else None
+    if parts.scheme not in ("http", "https"):
+        return None, False
+    return parts.netloc, parts.scheme == "https"
 
 
 def _connect_only(
