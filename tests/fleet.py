@@ -63,6 +63,11 @@ class Poller:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def started(self) -> bool:
+        """Whether its coordinator has started (Django set up in it and in
+        its writer's child): leases and polls run from then on."""
+        return "Poller started with" in self.output()
+
     def signal(self, signum: int) -> None:
         self.process.send_signal(signum)
 
