@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import signal
 import time
 from datetime import datetime, timedelta
 
@@ -27,6 +26,7 @@ from tests.fleet import (
     needs_postgresql,
     owners,
     projects_held_by,
+    stop_all,
     stored_windows,
     unstored_requests,
 )
@@ -163,9 +163,7 @@ def test_every_poller_recovers_from_a_database_outage(target_server, tmp_path):
             )
             alive = [poller.alive() for poller in pollers]
             held = owners()
-            for poller in pollers:  # all at once: each saves and hands over
-                poller.signal(signal.SIGTERM)  # alone, not one after another
-            exits = [poller.stop() for poller in pollers]
+            exits = stop_all(pollers)
         finally:
             for poller in pollers:
                 poller.stop()
