@@ -63,6 +63,11 @@ class Poller:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def started(self) -> bool:
+        """Whether its coordinator has started (Django set up in it and in
+        its writer's child): leases and polls run from then on."""
+        return "Poller started with" in self.output()
+
     def signal(self, signum: int) -> None:
         self.process.send_signal(signum)
 
@@ -70,6 +75,10 @@ class Poller:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGCONT)
             self.process.send_signal(signal.SIGTERM)
+        return self.wait()
+
+    def wait(self) -> int:
+        """Its exit status, once it has ended (killed after 30 s)."""
         try:
             return self.process.wait(timeout=30)
         finally:
@@ -77,6 +86,16 @@ class Poller:
 
     def output(self) -> str:
         return self.log.read_text()
+
+
+def stop_all(pollers: list[Poller]) -> list[int]:
+    """Stop every poller side by side (each saves and hands over on its
+    own); their exit statuses. One SIGTERM each: a second one makes a
+    poller exit at once, with status 1."""
+    for poller in pollers:
+        if poller.alive():
+            poller.signal(signal.SIGTERM)
+    return [poller.wait() for poller in pollers]
 
 
 def owners() -> dict[int, int]:

@@ -26,6 +26,7 @@ from tests.fleet import (
     needs_postgresql,
     owners,
     projects_held_by,
+    stop_all,
     stored_windows,
     unstored_requests,
 )
@@ -37,10 +38,19 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
     needs_postgresql,
+    # Its own bound: about 60 s of the clocks it tests (balancing ticks, two
+    # intervals polled before the outage, the outage, TTL and three
+    # intervals after it), after three runpoller processes and their
+    # writers' children have set Django up (1.5 s of CPU each, six times:
+    # 30-50 s of wall time on a loaded 2-core machine, measured at a load
+    # of 13). The suite's 120 s per test left too little for both.
+    pytest.mark.timeout(300),
 ]
 
 INTERVAL = 5
 PROJECTS = 60
+# The setup of the processes, which only CPU time decides.
+STARTUP = 150
 # Down for longer than the TTL, so every lease really expires.
 OUTAGE = TTL + 2
 
@@ -104,6 +114,7 @@ def test_every_poller_recovers_from_a_database_outage(target_server, tmp_path):
         url = database_url(host="127.0.0.1", port=proxy.port)
         pollers = [Poller(tmp_path, name, DATABASE_URL=url) for name in "abc"]
         try:
+            wait_until(lambda: all(p.started() for p in pollers), timeout=STARTUP)
             wait_until(lambda: balanced_among(*pollers), timeout=40)
             # Past the first polls and hand-overs: every project polled
             # since the fleet was balanced.
@@ -152,7 +163,7 @@ def test_every_poller_recovers_from_a_database_outage(target_server, tmp_path):
             )
             alive = [poller.alive() for poller in pollers]
             held = owners()
-            exits = [poller.stop() for poller in pollers]
+            exits = stop_all(pollers)
         finally:
             for poller in pollers:
                 poller.stop()

@@ -87,6 +87,20 @@ def test_a_child_that_died_is_replaced_and_its_batch_saved_by_the_next(
     assert len(saved_polls(project)) == 2
 
 
+def test_the_writer_starts_the_child_before_the_first_save(make_project, store):
+    # Set up as the poller starts, not inside its first save (20 s of wall
+    # time on a loaded machine, which the first results waited out).
+    writer = ResultWriter(queue.Queue(), store)
+    writer.start()
+    pid = store.child_pid
+    assert pid is not None
+
+    project = make_project()
+    assert store.save([outcome(project.pk)]) == 1
+    assert store.child_pid == pid
+    writer.stop(timeout=10)
+
+
 def test_close_ends_the_child(make_project):
     project = make_project()
     store = ProcessStore()

@@ -40,6 +40,10 @@ class ResultStore(Protocol):
     def close(self) -> None:
         """Release what the writer thread holds (its connection)."""
 
+    # Optional: open(), called by ResultWriter.start() before its thread
+    # starts, prepares what the first save() would otherwise prepare (a
+    # child process: polling/writer_process.py).
+
     def reachable(self) -> bool:
         """Whether the store answers now: a cheap question, asked while
         backing off so that the retry need not wait out the backoff. It
@@ -102,6 +106,9 @@ class ResultWriter:
         return len(self._batch)
 
     def start(self) -> None:
+        opener = getattr(self._store, "open", None)
+        if opener is not None:
+            opener()
         # A daemon, so a store call that never returns cannot keep the
         # process alive past stop(); stop() counts what it could not save.
         self._thread = threading.Thread(

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from projects.api.serializers.fields import RelatedIdsField
+from django.db import models
+
+from projects.api.serializers.fields import LocalTimeField, RelatedIdsField
 from projects.api.serializers.forms import FormBackedSerializer
 from projects.maintenance_admin import MaintenanceWindowForm
 from projects.models import MaintenanceWindow
@@ -10,6 +12,10 @@ from projects.models import MaintenanceWindow
 
 class MaintenanceWindowSerializer(FormBackedSerializer):
     form_class = MaintenanceWindowForm
+    serializer_field_mapping = {
+        **FormBackedSerializer.serializer_field_mapping,
+        models.TimeField: LocalTimeField,
+    }
 
     weekdays = serializers.ListField(
         child=serializers.IntegerField(
