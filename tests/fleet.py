@@ -32,6 +32,10 @@ needs_postgresql = pytest.mark.skipif(
 SHARDS = 16
 TTL = 3.0
 TICK = 1.0
+# The setup of a poller's processes (Django in runpoller and in its
+# writer's child, 1.5 s of CPU each), which only CPU time decides: 30-50 s
+# of wall time for three pollers on a loaded 2-core machine.
+STARTUP = 150
 
 
 class Poller:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from projects.models import PollResult
 from tests.factories import quick_projects
 from tests.fleet import (
+    STARTUP,
     TICK,
     TTL,
     Poller,
@@ -32,6 +33,10 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
     needs_postgresql,
+    # Its own bound, as test_fleet_outage's: the pollers' start-up (up to
+    # STARTUP on a loaded machine) comes before the clocks these tests
+    # measure, and the suite's 120 s per test left too little for both.
+    pytest.mark.timeout(300),
 ]
 
 INTERVAL = 10
@@ -44,6 +49,7 @@ def test_pollers_survive_a_kill_and_a_pause_with_one_result_per_window(
     pollers = [Poller(tmp_path, name) for name in ("a", "b", "c")]
     killed, paused, steady = pollers
     try:
+        wait_until(lambda: all(p.started() for p in pollers), timeout=STARTUP)
         wait_until(lambda: balanced_among(*pollers), timeout=40)
         wait_until(lambda: PollResult.objects.count() >= len(projects), timeout=30)
         since = timezone.now()
@@ -96,6 +102,7 @@ def test_sigterm_hands_over_with_no_gap_and_no_double_request(target_server, tmp
     projects = quick_projects(target_server, 30, interval=INTERVAL, timeout=2)
     leaving, staying = Poller(tmp_path, "leaving"), Poller(tmp_path, "staying")
     try:
+        wait_until(lambda: leaving.started() and staying.started(), timeout=STARTUP)
         wait_until(lambda: balanced_among(leaving, staying), timeout=40)
         wait_until(lambda: PollResult.objects.count() >= len(projects), timeout=30)
         since = timezone.now() - timedelta(seconds=INTERVAL)

@@ -20,6 +20,7 @@ from projects.models import PollResult, ShardLease
 from tests.factories import quick_projects
 from tests.fleet import (
     SHARDS,
+    STARTUP,
     TTL,
     Poller,
     balanced_among,
@@ -49,8 +50,6 @@ pytestmark = [
 
 INTERVAL = 5
 PROJECTS = 60
-# The setup of the processes, which only CPU time decides.
-STARTUP = 150
 # Down for longer than the TTL, so every lease really expires.
 OUTAGE = TTL + 2
 
