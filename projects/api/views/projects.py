@@ -77,10 +77,16 @@ class ProjectViewSet(Audited, viewsets.ModelViewSet):
         return filtered(projects, self.request).order_by("name")
 
     def perform_create(self, serializer: ProjectSerializer) -> None:
-        add_display_state(self.save_audited(None, serializer.save))
+        saved = self.save_audited(
+            None, serializer.save, related=serializer.saved_related
+        )
+        add_display_state(saved)
 
     def perform_update(self, serializer: ProjectSerializer) -> None:
-        add_display_state(self.save_audited(serializer.instance, serializer.save))
+        saved = self.save_audited(
+            serializer.instance, serializer.save, related=serializer.saved_related
+        )
+        add_display_state(saved)
 
     @extend_schema(request=None, responses=ProjectSerializer)
     @action(detail=True, methods=["post"])
@@ -154,7 +160,9 @@ class ProjectByNameView(Audited, viewsets.GenericViewSet):
         serializer.is_valid(raise_exception=True)
         try:
             with transaction.atomic():
-                saved = self.save_audited(project, serializer.save)
+                saved = self.save_audited(
+                    project, serializer.save, related=serializer.saved_related
+                )
         except IntegrityError:
             # Another request made a project of this name meanwhile.
             return Response(
