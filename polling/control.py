@@ -47,6 +47,8 @@ T = TypeVar("T")
 
 MAX_BODY_BYTES = 16 * 1024
 MAX_CONCURRENT_REQUESTS = 16
+# Threads (and database connections) for the requests that read the database.
+DATABASE_THREADS = 4
 # A client that has not sent its whole request this long after it
 # connected is cut off.
 SOCKET_TIMEOUT_SECONDS = 5
@@ -147,17 +149,27 @@ class _Server(ThreadingHTTPServer):
         # Connections still sending their request: since when.
         self._reading: dict[socket.socket, float] = {}
         self._reading_lock = threading.Lock()
-        # The actions that read the database run on one thread of their
-        # own, which keeps its connection (CONN_MAX_AGE): one per request
-        # cost the database a backend's start for every project saved.
-        self._database = ThreadPoolExecutor(1, thread_name_prefix="poller-control-db")
+        # The actions that read the database run on threads of their own,
+        # which keep their connections (CONN_MAX_AGE): one per request cost
+        # the database a backend's start for every project saved. Several,
+        # so that a long reload does not hold the syncs up.
+        self._database = ThreadPoolExecutor(
+            DATABASE_THREADS, thread_name_prefix="poller-control-db"
+        )
         super().__init__(address, _Handler)
 
     def in_database_thread(self, call: Callable[..., T], *args) -> T:
         return self._database.submit(_keeping_connection, call, *args).result()
 
     def close_database(self) -> None:
-        self._database.submit(store.close_connection).result()
+        """Close the threads' connections, and end the threads."""
+        closes = [
+            self._database.submit(_close_when_all_there, barrier)
+            for barrier in [threading.Barrier(DATABASE_THREADS)]
+            for _ in range(DATABASE_THREADS)
+        ]
+        for close in closes:
+            close.result()
         self._database.shutdown()
 
     def process_request(self, request, client_address) -> None:
@@ -348,6 +360,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+
+def _close_when_all_there(barrier: threading.Barrier) -> None:
+    """One per thread: each waits for the others, so that every thread
+    closes its own connection (one still busy after ROOM_WAIT_SECONDS keeps
+    its connection until the process ends)."""
+    with contextlib.suppress(threading.BrokenBarrierError):
+        barrier.wait(timeout=ROOM_WAIT_SECONDS)
+    store.close_connection()
 
 
 def _keeping_connection(call: Callable[..., T], *args) -> T:
