@@ -7,12 +7,18 @@ a time on a fresh connection (as gunicorn's sync workers serve them):
 
 - GET /api/v1/projects/?page_size=100 over pages spread across the list;
 - GET /api/v1/projects/{id}/uptime/?range=30d;
-- POST /api/v1/projects/ from CREATE_THREADS clients at once: creates per
-  second, and how many of the created projects the poller then polled (a
-  create reaches it through the post_save signal, as an admin save does).
+- POST /api/v1/projects/ from --clients clients at once (each a process of
+  its own keeping its connection open, as a provisioning script's HTTP
+  session does): creates per second, and how many of the created projects
+  the poller then polled (a create reaches it through the post_save
+  signal, as an admin save does). Beside the web workers' CPU per create,
+  the poller's, the database backends' and the clients' own, the database
+  sessions opened per create, and how often a backend of the database was
+  seen waiting on a lock: where a create's time goes.
 
     .venv/bin/python bench/bench_api.py
     .venv/bin/python bench/bench_api.py --projects 10000 --requests 300 --creates 500
+    .venv/bin/python bench/bench_api.py --requests 0 --clients 4   # creates only
     .venv/bin/python bench/bench_api.py --publish    # a file in docs/benchmarks/
 
 DATABASE_URL's server is used (default postgres://postgres@127.0.0.1:5432).
@@ -24,6 +30,7 @@ import argparse
 import http.client
 import itertools
 import json
+import multiprocessing
 import os
 import random
 import signal
@@ -37,6 +44,7 @@ from pathlib import Path
 
 from harness import (
     ROOT,
+    BackendCpu,
     django_env,
     free_port,
     fresh_database_url,
@@ -52,7 +60,7 @@ from harness import (
 from run_logs import publish_run
 
 BASE = os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/postgres"
-CREATE_THREADS = 4
+CLIENTS = 8
 UPTIME_PROJECTS = 50
 TAGS = 10
 CONTROL_TOKEN = "bench-api-control-token"
@@ -60,7 +68,7 @@ CONTROL_TOKEN = "bench-api-control-token"
 
 def main() -> None:
     args = parse_args()
-    database = fresh_database_url("monitor_bench_api", base=BASE)
+    database = fresh_database_url(args.database, base=BASE)
     manage(database, "migrate", "--noinput")
     setup_django(database)
     key, uptime_ids = seed(args.projects)
@@ -78,12 +86,13 @@ def main() -> None:
         cpu, lists_cpu = web.cpu_seconds(), web.cpu_seconds() - cpu
         uptimes = timed_gets(web.port, key, uptime_paths(uptime_ids), args.requests)
         cpu, uptimes_cpu = web.cpu_seconds(), web.cpu_seconds() - cpu
-        created, seconds, create_times = create_projects(
-            web.port, key, target, args.creates
-        )
-        creates_cpu = web.cpu_seconds() - cpu
+        with CreateCosts(database, web, poller) as costs:
+            created, seconds, create_times, clients_cpu = create_projects(
+                web.port, key, target, args.creates, args.clients
+            )
         polled, polled_within = target.wait_for(created, timeout=30)
     load_after = Path("/proc/loadavg").read_text().split()[0]
+    creates_cpu = costs.web_cpu
     text = (
         report(args, lists, uptimes, created, seconds, polled, polled_within)
         + f"\nOne create took {percentile_ms(create_times, 0.5)} ms at the median, "
@@ -93,7 +102,8 @@ def main() -> None:
         f"list {per_request_ms(lists_cpu, args.requests + 10)} ms, "
         f"uptime {per_request_ms(uptimes_cpu, args.requests + 10)} ms, "
         f"create {per_request_ms(creates_cpu, len(created))} ms.\n"
-        f"\nLoad average (1 min) before: {load_before}, after: {load_after}.\n"
+        + costs.summary(len(created), clients_cpu)
+        + f"\nLoad average (1 min) before: {load_before}, after: {load_after}.\n"
     )
     print(text)
     if args.publish:
@@ -105,6 +115,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--projects", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=300, help="per endpoint")
     parser.add_argument("--creates", type=int, default=500)
+    parser.add_argument(
+        "--database", default="monitor_bench_api", help="made afresh on the server"
+    )
+    parser.add_argument("--clients", type=int, default=CLIENTS, help="creating at once")
     parser.add_argument(
         "--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", 2))
     )
@@ -232,6 +246,9 @@ class Poller:
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(timeout=60)
 
+    def cpu_seconds(self) -> float:
+        return sum(process_cpu_seconds(pid) for pid in process_tree(self.process.pid))
+
     def wait_registered(self) -> None:
         from projects.models import PollerNode
 
@@ -340,44 +357,143 @@ def timed_gets(port: int, key: str, paths, count: int) -> list[float]:
 
 
 def create_projects(
-    port: int, key: str, target: CountingTarget, count: int
-) -> tuple[list[str], float, list[float]]:
-    """POST `count` projects from CREATE_THREADS clients; their target
-    paths, the seconds it took and each create's latency."""
-    numbers = iter(range(count))
-    lock = threading.Lock()
-    failures: list[str] = []
-    latencies: list[float] = []
-
-    def client() -> None:
-        while True:
-            with lock:
-                number = next(numbers, None)
-            if number is None:
-                return
-            body = {
-                "name": f"created {number:05}",
-                "url": target.url(f"/created/{number}"),
-                "interval": 1,
-                "interval_unit": "hours",
-                "tags": ["tag 1"],
-            }
-            started = time.perf_counter()
-            status, answer = request(port, key, "POST", "/api/v1/projects/", body)
-            latencies.append(time.perf_counter() - started)
-            if status != 201:
-                failures.append(f"HTTP {status}: {answer[:200]!r}")
-
-    threads = [threading.Thread(target=client) for _ in range(CREATE_THREADS)]
+    port: int, key: str, target: CountingTarget, count: int, clients: int
+) -> tuple[list[str], float, list[float], float]:
+    """POST `count` projects from `clients` client processes at once; their
+    target paths, the seconds it took, each create's latency and the
+    clients' own CPU seconds. Processes, not threads: the clients' JSON
+    and HTTP must not share one interpreter (and its lock) with each other."""
+    context = multiprocessing.get_context("spawn")
+    ready, go, results = context.Barrier(clients + 1), context.Event(), context.Queue()
+    processes = [
+        context.Process(
+            target=create_client,
+            args=(port, key, target.port, range(n, count, clients), ready, go, results),
+        )
+        for n in range(clients)
+    ]
+    for process in processes:
+        process.start()
+    ready.wait(timeout=60)
     started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    go.set()
+    answers = [results.get(timeout=600) for _ in processes]
     elapsed = time.perf_counter() - started
+    for process in processes:
+        process.join()
+    failures = [failure for answer in answers for failure in answer["failures"]]
     if failures:
         raise SystemExit(f"{len(failures)} creates failed, e.g. {failures[0]}")
-    return [f"/created/{n}" for n in range(count)], elapsed, sorted(latencies)
+    latencies = sorted(t for answer in answers for t in answer["latencies"])
+    cpu = sum(answer["cpu"] for answer in answers)
+    return [f"/created/{n}" for n in range(count)], elapsed, latencies, cpu
+
+
+def create_client(port, key, target_port, numbers, ready, go, results) -> None:
+    """One client: its numbers' projects, one after the other, on one
+    kept-alive connection (gunicorn keeps it for --keep-alive seconds)."""
+    ready.wait(timeout=60)
+    go.wait()
+    cpu = time.process_time()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    latencies, failures = [], []
+    for number in numbers:
+        body = {
+            "name": f"created {number:05}",
+            "url": f"http://127.0.0.1:{target_port}/created/{number}",
+            "interval": 1,
+            "interval_unit": "hours",
+            "tags": ["tag 1"],
+        }
+        started = time.perf_counter()
+        connection.request("POST", "/api/v1/projects/", json.dumps(body), headers)
+        response = connection.getresponse()
+        answer = response.read()
+        latencies.append(time.perf_counter() - started)
+        if response.status != 201:
+            failures.append(f"HTTP {response.status}: {answer[:200]!r}")
+    connection.close()
+    results.put(
+        {
+            "latencies": latencies,
+            "failures": failures,
+            "cpu": time.process_time() - cpu,
+        }
+    )
+
+
+class CreateCosts:
+    """Where the creates' time goes: the CPU of the web workers, the poller
+    and the database's backends, the sessions opened on the database and
+    how often one of its backends waited on a lock (pg_stat_activity,
+    sampled every SAMPLE_SECONDS; a backend that lived between two samples,
+    such as a connection opened for one call, is not seen, but its session
+    is counted)."""
+
+    SAMPLE_SECONDS = 0.05
+
+    def __init__(self, database: str, web: Gunicorn, poller: Poller) -> None:
+        self.database, self.web, self.poller = database, web, poller
+        self.backends = BackendCpu(database)
+        self.samples = 0
+        self.waits: dict[str, int] = {}
+
+    def __enter__(self) -> CreateCosts:
+        self.web_cpu = -self.web.cpu_seconds()
+        self.poller_cpu = -self.poller.cpu_seconds()
+        self.database_cpu = -self.backends()
+        self.sessions = -self._sessions()
+        self._stop = threading.Event()
+        self._sampler = threading.Thread(target=self._sample, daemon=True)
+        self._sampler.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._sampler.join()
+        self.web_cpu += self.web.cpu_seconds()
+        self.poller_cpu += self.poller.cpu_seconds()
+        self.database_cpu += self.backends()
+        self.sessions += self._sessions()
+
+    def summary(self, creates: int, clients_cpu: float) -> str:
+        waits = ", ".join(f"{name} {n}" for name, n in sorted(self.waits.items()))
+        return (
+            "\nPer create, CPU of the poller "
+            f"{per_request_ms(self.poller_cpu, creates)} ms, of the database's "
+            f"backends {per_request_ms(self.database_cpu, creates)} ms, of the "
+            f"clients {per_request_ms(clients_cpu, creates)} ms; "
+            f"{self.sessions / creates:.2f} database sessions opened. "
+            f"Backends seen waiting in {self.samples} samples: {waits or 'none'}.\n"
+        )
+
+    # Both from another database: neither counts as the database's own.
+
+    def _sessions(self) -> int:
+        import psycopg
+
+        with psycopg.connect(self.backends.admin_url, autocommit=True) as connection:
+            return connection.execute(
+                "SELECT sessions FROM pg_stat_database WHERE datname = %s",
+                [self.backends.database],
+            ).fetchone()[0]
+
+    def _sample(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.backends.admin_url, autocommit=True) as connection:
+            while not self._stop.wait(self.SAMPLE_SECONDS):
+                self.backends()
+                rows = connection.execute(
+                    "SELECT wait_event_type || ':' || wait_event FROM "
+                    "pg_stat_activity WHERE datname = %s AND state = 'active' "
+                    "AND wait_event_type IN ('Lock', 'LWLock', 'IO')",
+                    [self.backends.database],
+                ).fetchall()
+                self.samples += 1
+                for (wait,) in rows:
+                    self.waits[wait] = self.waits.get(wait, 0) + 1
 
 
 # Reporting -------------------------------------------------------------------
@@ -403,7 +519,7 @@ def report(args, lists, uptimes, created, seconds, polled, polled_within) -> str
         },
     ]
     creates = (
-        f"{len(created)} creates from {CREATE_THREADS} clients in {seconds:.1f} s: "
+        f"{len(created)} creates from {args.clients} clients in {seconds:.1f} s: "
         f"**{len(created) / seconds:.0f} creates/s** (target ≥ 100); the poller "
         f"polled {polled} of them within {polled_within:.1f} s of the last create."
     )
@@ -411,7 +527,8 @@ def report(args, lists, uptimes, created, seconds, polled, polled_within) -> str
         f"### REST API, {args.projects:,} projects "
         f"({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)\n\n"
         f"`{procfile_web()}` with WEB_CONCURRENCY={args.workers}, PostgreSQL, "
-        f"one request at a time on a fresh connection, runpoller running; "
+        f"each GET alone on a fresh connection, the creates from {args.clients} "
+        "client processes each on a kept-alive connection, runpoller running; "
         f"{machine()}; {git_head()}.\n\n{markdown_table(rows)}\n\n{creates}\n"
     )
 

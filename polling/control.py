@@ -28,9 +28,12 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TypeVar
 
 from django.db import DatabaseError
 
@@ -40,9 +43,12 @@ from polling.engine.config import MAX_CONCURRENT_LIMIT
 from polling.engine.coordinator import Coordinator, NotRunning
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_BODY_BYTES = 16 * 1024
 MAX_CONCURRENT_REQUESTS = 16
+# Threads (and database connections) for the requests that read the database.
+DATABASE_THREADS = 4
 # A client that has not sent its whole request this long after it
 # connected is cut off.
 SOCKET_TIMEOUT_SECONDS = 5
@@ -128,6 +134,7 @@ class ControlServer:
             self._server.shutdown()
             self._server.server_close()
             self._thread.join()
+            self._server.close_database()
             self._server = None
 
 
@@ -142,7 +149,28 @@ class _Server(ThreadingHTTPServer):
         # Connections still sending their request: since when.
         self._reading: dict[socket.socket, float] = {}
         self._reading_lock = threading.Lock()
+        # The actions that read the database run on threads of their own,
+        # which keep their connections (CONN_MAX_AGE): one per request cost
+        # the database a backend's start for every project saved. Several,
+        # so that a long reload does not hold the syncs up.
+        self._database = ThreadPoolExecutor(
+            DATABASE_THREADS, thread_name_prefix="poller-control-db"
+        )
         super().__init__(address, _Handler)
+
+    def in_database_thread(self, call: Callable[..., T], *args) -> T:
+        return self._database.submit(_keeping_connection, call, *args).result()
+
+    def close_database(self) -> None:
+        """Close the threads' connections, and end the threads."""
+        closes = [
+            self._database.submit(_close_when_all_there, barrier)
+            for barrier in [threading.Barrier(DATABASE_THREADS)]
+            for _ in range(DATABASE_THREADS)
+        ]
+        for close in closes:
+            close.result()
+        self._database.shutdown()
 
     def process_request(self, request, client_address) -> None:
         # A flood of connections is turned away rather than given threads.
@@ -290,21 +318,28 @@ class _Handler(BaseHTTPRequestHandler):
         return HTTPStatus.OK, self.server.coordinator.metrics_text()
 
     def _sync(self, project_id: int, *, body: bytes):
-        result = self.server.coordinator.sync_project(project_id)
+        result = self.server.in_database_thread(
+            self.server.coordinator.sync_project, project_id
+        )
         return HTTPStatus.OK, {"project_id": project_id, "result": result}
 
     def _sync_many(self, *, body: bytes):
-        results = {}
-        for project_id in _parse_ids(body):
-            results[str(project_id)] = self.server.coordinator.sync_project(project_id)
+        ids = _parse_ids(body)
+        results = self.server.in_database_thread(self._sync_each, ids)
         return HTTPStatus.OK, {"results": results}
+
+    def _sync_each(self, project_ids: list[int]) -> dict[str, str]:
+        sync = self.server.coordinator.sync_project
+        return {str(project_id): sync(project_id) for project_id in project_ids}
 
     def _remove(self, project_id: int, *, body: bytes):
         removed = self.server.coordinator.remove_project(project_id)
         return HTTPStatus.OK, {"project_id": project_id, "removed": removed}
 
     def _reload(self, *, body: bytes):
-        return HTTPStatus.OK, asdict(self.server.coordinator.reload_projects())
+        coordinator = self.server.coordinator
+        summary = self.server.in_database_thread(coordinator.reload_projects)
+        return HTTPStatus.OK, asdict(summary)
 
     def _scale(self, *, body: bytes):
         limit = _parse_scale(body)
@@ -325,6 +360,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+
+def _close_when_all_there(barrier: threading.Barrier) -> None:
+    """One per thread: each waits for the others, so that every thread
+    closes its own connection (one still busy after ROOM_WAIT_SECONDS keeps
+    its connection until the process ends)."""
+    with contextlib.suppress(threading.BrokenBarrierError):
+        barrier.wait(timeout=ROOM_WAIT_SECONDS)
+    store.close_connection()
+
+
+def _keeping_connection(call: Callable[..., T], *args) -> T:
+    try:
+        return call(*args)
+    finally:
+        store.release_connection()
 
 
 class _ReadBefore(io.RawIOBase):

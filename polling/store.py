@@ -307,6 +307,14 @@ def close_connection() -> None:
         connection.close()
 
 
+def release_connection() -> None:
+    """After a piece of work on a thread that lives on: keep this thread's
+    connection for the next one, unless it failed or is older than
+    CONN_MAX_AGE (as Django does at the end of a request)."""
+    with contextlib.suppress(DatabaseError):
+        connection.close_if_unusable_or_obsolete()
+
+
 class DatabaseResultStore:
     """Saves a batch of outcomes in one transaction: the PollResult rows,
     each project's current state and the hourly rollups move together.

@@ -24,6 +24,8 @@ logger = logging.getLogger(__name__)
 
 # How long a normal exit waits for the last ids to go out.
 EXIT_FLUSH_SECONDS = 2.0
+# How long the thread keeps its database connection with nothing to send.
+IDLE_SECONDS = 5.0
 
 
 class SyncSender:
@@ -73,18 +75,27 @@ class SyncSender:
 
     def _run(self) -> None:
         while True:
-            with self._changed:
-                self._changed.wait_for(lambda: self._pending)
-                ids, self._pending = sorted(self._pending), set()
-                taken = self._submitted
+            ids, taken = self._take()
             try:
                 self._send(ids)
             except Exception:
                 logger.exception("Telling pollers of %d projects failed", len(ids))
             finally:
-                # The thread's own connection (the live pollers' lookup):
-                # not kept open between bursts.
-                connection.close()
+                # Kept for the next call of a burst (CONN_MAX_AGE), not after
+                # an error: a new session per call cost the database a
+                # backend's start for every project saved.
+                connection.close_if_unusable_or_obsolete()
             with self._changed:
                 self._done = taken
                 self._changed.notify_all()
+
+    def _take(self) -> tuple[list[int], int]:
+        """The ids waiting and the submits they cover, once there are some.
+        The thread's own connection (the live pollers' lookup) is closed
+        after IDLE_SECONDS without any: not kept open between bursts."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: self._pending, IDLE_SECONDS):
+                connection.close()
+                self._changed.wait_for(lambda: self._pending)
+            ids, self._pending = sorted(self._pending), set()
+            return ids, self._submitted

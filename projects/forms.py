@@ -133,7 +133,24 @@ class ProjectForm(TeamValidatedForm):
         project = self.instance
         if project.is_heartbeat and HEARTBEAT_RESTARTS & set(self.changed_data):
             project.restart_heartbeat(timezone.now())
+        # A new project saved here and now has the form's many-to-many
+        # values and nothing else: its channels are the ones chosen (their
+        # initial value is the default channels), so the receiver that
+        # attaches the defaults to a project made elsewhere leaves it alone.
+        self._adding = commit and project._state.adding
+        project.channels_chosen = self._adding
         return super().save(commit)
+
+    def _save_m2m(self) -> None:
+        """Django's, which replaces each field's values (a read, then the
+        difference); for a project just created there is nothing to
+        replace, and the values are added with no read."""
+        if not getattr(self, "_adding", False):
+            return super()._save_m2m()
+        for field in self.instance._meta.many_to_many:
+            if field.name in self.cleaned_data and field.name in self.fields:
+                related = getattr(self.instance, field.name)
+                related.add(*self.cleaned_data[field.name])
 
     def clean_headers(self) -> object:
         headers = self.cleaned_data["headers"]

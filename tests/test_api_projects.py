@@ -430,3 +430,23 @@ def test_an_unknown_region_is_a_field_error(write_api):
     assert response.status_code == 400
     assert response.json() == {"regions": ["No region is named “mars”."]}
     assert not Project.objects.exists()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+@pytest.mark.parametrize("state", ["", "up", "down", "pending"])
+@pytest.mark.parametrize("maintained", ["none", "it", "all"])
+def test_the_state_of_a_project_in_hand_is_the_lists(
+    make_project, enabled, state, maintained
+):
+    from projects.dashboard.queries.overview import display_state_of, with_state
+
+    project = make_project(enabled=enabled)
+    Project.objects.filter(pk=project.pk).update(state=state)
+    project.refresh_from_db()
+    covered = {"none": set(), "it": {project.pk}, "all": None}[maintained]
+
+    listed = with_state(Project.objects.filter(pk=project.pk), maintained=covered)
+
+    assert display_state_of(project, maintained=covered) == (
+        listed.values_list("display_state", flat=True).get()
+    )

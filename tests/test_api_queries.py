@@ -10,7 +10,15 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from projects.models import Incident, MaintenanceWindow, NotificationChannel, Tag
+from projects.models import (
+    AuditEntry,
+    Incident,
+    MaintenanceWindow,
+    NotificationChannel,
+    Project,
+    Region,
+    Tag,
+)
 
 PAGE_SIZES = (5, 50)
 
@@ -70,3 +78,62 @@ def test_a_results_page_costs_the_same_queries_whatever_its_size(read_api, many)
     counts = [queries_for(read_api, f"{path}?page_size={size}") for size in PAGE_SIZES]
 
     assert counts[0] == counts[1]
+
+
+# A create reads the key, the tags and regions it names (by name), the
+# default channels (the initial value of its channels), then the form
+# checks the tags, channels and regions named, the team and the name's
+# uniqueness; it inserts the project, each many-to-many field's rows and
+# the audit entry, in one transaction (here a savepoint and its release);
+# the answer reads the maintenance windows (for the state shown).
+CREATE_QUERIES = 17
+
+
+@pytest.mark.parametrize("named", [1, 3])
+def test_a_create_costs_a_fixed_few_queries_whatever_it_names(write_api, named):
+    tags = [Tag.objects.create(name=f"t{n}") for n in range(3)]
+    channels = [
+        NotificationChannel.objects.create(
+            name=f"c{n}", kind="email", url="a@b.org", is_default=n == 0
+        )
+        for n in range(3)
+    ]
+    regions = [Region.objects.create(name=f"r{n}") for n in range(3)]
+    body = {
+        "name": "new",
+        "url": "http://127.0.0.1:9/",
+        "tags": [tag.name for tag in tags[:named]],
+        "channels": [channel.pk for channel in channels[:named]],
+        "regions": [region.name for region in regions[:named]],
+    }
+    write_api.get("/api/v1/tags/")  # the key's first use writes last_used_at
+
+    with CaptureQueriesContext(connection) as captured:
+        response = write_api.post("/api/v1/projects/", body, format="json")
+
+    assert response.status_code == 201, response.json()
+    assert len(captured) == CREATE_QUERIES, [q["sql"] for q in captured]
+    project = Project.objects.get(name="new")
+    assert sorted(project.channels.values_list("pk", flat=True)) == body["channels"]
+    assert AuditEntry.objects.get(object_id=str(project.pk)).changes
+
+
+def test_a_create_left_without_channels_costs_no_more(write_api):
+    NotificationChannel.objects.create(
+        name="all", kind="email", url="a@b.org", is_default=True
+    )
+    write_api.get("/api/v1/tags/")
+
+    with CaptureQueriesContext(connection) as captured:
+        response = write_api.post(
+            "/api/v1/projects/",
+            {"name": "new", "url": "http://127.0.0.1:9/"},
+            format="json",
+        )
+
+    assert response.status_code == 201, response.json()
+    # No tags or regions named: neither read by name, checked nor inserted.
+    assert len(captured) == CREATE_QUERIES - 6, [q["sql"] for q in captured]
+    assert response.json()["channels"] == list(
+        NotificationChannel.objects.values_list("pk", flat=True)
+    )

@@ -74,11 +74,14 @@ class Audited:
     """For a view whose changes go through `save_audited` and
     `delete_audited`: each is an AuditEntry by the key, via the API."""
 
-    def save_audited(self, obj_before: Model | None, save) -> Model:
+    def save_audited(self, obj_before: Model | None, save, related=None) -> Model:
+        """`related()`, if given, returns the many-to-many values just
+        saved (audit.record's `related`)."""
         with transaction.atomic():
             before = snapshot(obj_before)
             saved = save()
-            record(saved, before, actor=api_actor(self.request))
+            values = related() if related else None
+            record(saved, before, actor=api_actor(self.request), related=values)
         return saved
 
     def perform_destroy(self, instance: Model) -> None:

@@ -317,6 +317,11 @@ class Project(LockedDelete, NamedInTeam):
     def __str__(self) -> str:
         return self.name
 
+    # Not a field: True on a project ProjectForm is saving with the channels
+    # chosen on it, to which the default channels are then not attached
+    # (projects/notifications/receivers.py).
+    channels_chosen = False
+
     def save(self, *args, **kwargs) -> None:
         if self.is_heartbeat:
             if self.ping_key is None:

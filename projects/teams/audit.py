@@ -11,6 +11,7 @@ recorded as a change, with both values masked.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from decimal import Decimal
@@ -69,10 +70,19 @@ def snapshot(obj: models.Model | None) -> dict:
 
 
 def record(
-    obj: models.Model, before: dict, *, actor: Actor, deleted: bool = False
+    obj: models.Model,
+    before: dict,
+    *,
+    actor: Actor,
+    deleted: bool = False,
+    related: Mapping[str, Iterable[models.Model]] | None = None,
 ) -> AuditEntry | None:
-    """Write an entry for what changed since `before`; None when nothing did."""
-    after = {} if deleted else _values(obj)
+    """Write an entry for what changed since `before`; None when nothing did.
+
+    `related`: many-to-many values the caller has just saved ({field name:
+    objects}, such as a saved form's cleaned_data), taken as they are
+    rather than read back; the other many-to-many fields are read."""
+    after = {} if deleted else _values(obj, related or {})
     if deleted:
         action = AuditEntry.Action.DELETED
     else:
@@ -117,7 +127,18 @@ def entries_for(obj: models.Model):
     )
 
 
-def _values(obj: models.Model) -> dict:
+def saved_related(form) -> dict[str, list[models.Model]]:
+    """What a ModelForm's save_m2m() has set (it sets each field to
+    exactly its cleaned value), for record(related=...)."""
+    return {
+        field.name: list(form.cleaned_data[field.name])
+        for field in form.instance._meta.many_to_many
+        if field.name in form.cleaned_data
+    }
+
+
+def _values(obj: models.Model, related: Mapping[str, Iterable] | None = None) -> dict:
+    related = related or {}
     secret = _secret_fields(obj)
     values = {}
     for field in obj._meta.concrete_fields:
@@ -127,8 +148,10 @@ def _values(obj: models.Model) -> dict:
         values[field.name] = _digest(value) if field.name in secret else _json(value)
     if obj.pk is not None:
         for field in obj._meta.many_to_many:
-            related = getattr(obj, field.name).all()
-            values[field.name] = sorted(str(item) for item in related)
+            items = related.get(field.name)
+            if items is None:
+                items = getattr(obj, field.name).all()
+            values[field.name] = sorted(str(item) for item in items)
     return values
 
 

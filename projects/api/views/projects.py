@@ -19,7 +19,11 @@ from django.utils import timezone
 from projects.api.serializers.projects import ProjectSerializer
 from projects.api.teams import Audited, api_actor, scoped
 from projects.api.views import params
-from projects.dashboard.queries.overview import State, with_state
+from projects.dashboard.queries.overview import (
+    State,
+    display_state_of,
+    with_state,
+)
 from projects.maintenance import MaintenanceSchedule
 from projects.models import NotificationChannel, Project, Region, Tag
 from projects.teams.audit import record, snapshot
@@ -52,16 +56,18 @@ def projects_with_state() -> QuerySet[Project]:
 
 
 def _with_display_state(projects: QuerySet[Project]) -> QuerySet[Project]:
+    return with_state(projects, maintained=_maintained())
+
+
+def _maintained():
     now = timezone.now()
-    maintained = MaintenanceSchedule.load(now, now).covered_projects(now)
-    return with_state(projects, maintained=maintained)
+    return MaintenanceSchedule.load(now, now).covered_projects(now)
 
 
 def add_display_state(project: Project) -> Project:
-    """A project just saved, as the list shows it: one small query rather
-    than reading it back with its tags and channels."""
-    one = _with_display_state(Project.objects.filter(pk=project.pk))
-    project.display_state = one.values_list("display_state", flat=True).get()
+    """A project just saved, as the list shows it, from the project in
+    hand and the maintenance windows: not read back."""
+    project.display_state = display_state_of(project, maintained=_maintained())
     return project
 
 
@@ -77,10 +83,16 @@ class ProjectViewSet(Audited, viewsets.ModelViewSet):
         return filtered(projects, self.request).order_by("name")
 
     def perform_create(self, serializer: ProjectSerializer) -> None:
-        add_display_state(self.save_audited(None, serializer.save))
+        saved = self.save_audited(
+            None, serializer.save, related=serializer.saved_related
+        )
+        add_display_state(saved)
 
     def perform_update(self, serializer: ProjectSerializer) -> None:
-        add_display_state(self.save_audited(serializer.instance, serializer.save))
+        saved = self.save_audited(
+            serializer.instance, serializer.save, related=serializer.saved_related
+        )
+        add_display_state(saved)
 
     @extend_schema(request=None, responses=ProjectSerializer)
     @action(detail=True, methods=["post"])
@@ -154,7 +166,9 @@ class ProjectByNameView(Audited, viewsets.GenericViewSet):
         serializer.is_valid(raise_exception=True)
         try:
             with transaction.atomic():
-                saved = self.save_audited(project, serializer.save)
+                saved = self.save_audited(
+                    project, serializer.save, related=serializer.saved_related
+                )
         except IntegrityError:
             # Another request made a project of this name meanwhile.
             return Response(

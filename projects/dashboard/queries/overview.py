@@ -44,6 +44,15 @@ def with_state(
     return projects.annotate(display_state=Case(*whens, default=F("state")))
 
 
+def display_state_of(project: Project, *, maintained: Maintained = ()) -> str:
+    """with_state's display_state of a project in hand, with no query."""
+    if not project.enabled:
+        return State.PAUSED
+    if maintained is None or project.pk in maintained:
+        return State.MAINTENANCE
+    return project.state or State.WAITING
+
+
 def state_counts(
     *, team: Team | None, maintained: Maintained = (), tag: str = ""
 ) -> dict[str, int]:
