@@ -554,8 +554,8 @@ def pollers_report(args, run: dict, server: str) -> str:
             "",
             f"Over {next(iter(REGIONS))}'s measured window: nginx "
             f"{_percent(shared.get('nginx_cpu'))}, PostgreSQL's backends "
-            f"{_percent(shared.get('postgres_cpu'))} of a core; the machine "
-            f"{machine_cpu} % (of 100 % per core).",
+            f"{_percent(shared.get('postgres_cpu'))} of a core; the whole "
+            f"machine {machine_cpu} % of its {100 * os.cpu_count()} %.",
             "",
         ]
     )
