@@ -18,10 +18,16 @@
 2. pollers, on PostgreSQL: three runpoller processes on this machine, one
    per region, sending from 127.0.0.2, .3 and .4 (POLLER_SOURCE_ADDRESS)
    to nginx on 127.0.0.1, each region polling every project (default
-   30,000 at 60 s: 1,500 polls/s in all). After --warmup seconds,
-   --measure seconds are counted from the stored results: per region, the
-   windows stored and the windows missed (a gap of more than one interval
-   between two of a project's stored windows). Needs a quiet machine.
+   30,000 at 60 s: 1,500 polls/s in all), each measured as
+   bench/poller_run.py measures one (its status endpoint: polls/s,
+   skipped ticks, lag; its process tree's CPU) after --warmup seconds from
+   the moment it has scheduled every project, for --measure seconds. Then,
+   from the stored results, per region: of the windows due while all three
+   were measured (and at least an interval before the first was stopped),
+   how many were stored, and where each one not stored lies: between two
+   stored windows of its project (missed), before the project's first or
+   after its last in that range, or in a project with none. Writes a run
+   file in docs/benchmarks/ (not with --quick). Needs a quiet machine.
 
     --quick               1,000 projects, 20 s windows, short runs
     --part writer|pollers one part only
@@ -38,16 +44,17 @@ import argparse
 import json
 import os
 import resource
-import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from harness import (
     ROOT,
+    BackendCpu,
+    ProcessSample,
     cpu_model,
     database_versions,
     django_env,
@@ -62,6 +69,7 @@ from harness import (
     relative_command,
     setup_django,
 )
+from poller_run import PollerRun
 from run_logs import publish_run
 
 REGIONS = {"eu": "127.0.0.2", "us": "127.0.0.3", "ap": "127.0.0.4"}
@@ -87,6 +95,11 @@ def main() -> None:
         report = writer_report(args, results["writer"], server)
         print(report)
         print(f"Published: {publish_run('regions-writer', report)}")
+    if "pollers" in results:
+        report = pollers_report(args, results["pollers"], server)
+        print(report)
+        if not args.quick:
+            print(f"Published: {publish_run('regions-pollers', report)}")
 
 
 def parse_args() -> argparse.Namespace:
@@ -332,73 +345,228 @@ def measure_pollers_on(args, server: str) -> dict:
 
 
 def measure_pollers(args, url: str) -> dict:
+    """Three pollers at once, one per region, each measured as
+    bench/poller_run.py measures one (its status endpoint, its process
+    tree's CPU) in a thread of its own; then their windows counted from
+    the stored polls."""
     from nginx import NginxTarget
 
-    from django.db import connection
+    from django.db import connections
 
-    from projects.models import Project, Region
+    from projects.models import Project
 
     with NginxTarget(workers=2) as nginx:
-        make_projects(args.projects, lambda i: nginx.url(f"/?p={i}"))
+        # /ok answers 200, so every poll is up, as most are ("/" is 404).
+        make_projects(args.projects, lambda i: nginx.url(f"/ok?p={i}"))
         Project.objects.update(interval=args.interval)
-        logs = Path(os.environ.get("TMPDIR", "/tmp"))
-        pollers = [
-            _poller(url, name, source, logs / f"bench-regions-{name}.log")
+        connections.close_all()  # not held open for the whole run
+        first = next(iter(REGIONS))
+        runs = {
+            name: PollerRun(
+                url,
+                projects=args.projects,
+                max_concurrent=200,
+                env={
+                    "POLLER_REGION": name,
+                    "POLLER_SOURCE_ADDRESS": f"host!{source}",
+                    "LOG_LEVEL": "WARNING",
+                },
+                # The target and the database serve all three pollers:
+                # read once, over the first region's window.
+                meters=_shared_meters(nginx, url) if name == first else None,
+            )
             for name, source in REGIONS.items()
-        ]
-        try:
-            time.sleep(args.warmup)
-            since = datetime.now(UTC)
-            time.sleep(args.measure)
-            until = datetime.now(UTC) - timedelta(seconds=args.interval)
-        finally:
-            for poller in pollers:
-                poller.send_signal(signal.SIGTERM)
-            for poller in pollers:
-                poller.wait(120)
-    names = dict(Region.objects.values_list("pk", "name"))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT region_id, count(*),
-                   coalesce(sum(greatest(round(extract(epoch FROM gap)
-                       / %(interval)s) - 1, 0)), 0)
-            FROM (
-                SELECT region_id, polled_at - lag(polled_at) OVER (
-                    PARTITION BY project_id, region_id ORDER BY polled_at) AS gap
-                FROM projects_pollresult
-                WHERE polled_at >= %(since)s AND polled_at < %(until)s
-            ) windows
-            GROUP BY region_id
-            """,
-            {"interval": args.interval, "since": since, "until": until},
-        )
-        per_region = {
-            names[region]: {"windows": windows, "missed": int(missed)}
-            for region, windows, missed in cursor.fetchall()
         }
+        with ThreadPoolExecutor(len(runs)) as pool:
+            running = {
+                name: pool.submit(run.run, warmup=args.warmup, measure=args.measure)
+                for name, run in runs.items()
+            }
+            reports = {name: future.result() for name, future in running.items()}
+    for name, report in reports.items():
+        if report.exit_code != 0:
+            print("\n".join(report.log_tail), file=sys.stderr)
+            raise RuntimeError(f"the poller of {name} exited with {report.exit_code}")
     return {
         "projects": args.projects,
         "interval_s": args.interval,
         "polls_per_s_wanted": round(len(REGIONS) * args.projects / args.interval),
-        "per_region": per_region,
+        "shared": reports[first].meter_rates,
+        "per_region": {
+            name: {
+                **count_windows(
+                    name, *_counted_range(report, args.interval), args.interval
+                ),
+                "polls_per_s": _per_s(report, "polls_total"),
+                "results_written_per_s": _per_s(report, "results_written"),
+                "skipped_ticks": report.window_counts.get("skipped_ticks"),
+                "lag_p99_ms": report.lag_ms()[1],
+                "cpu_percent": round(report.cpu_percent, 1),
+                "peak_rss_mb": round(report.peak_rss_mb),
+                "machine_cpu_percent": round(report.machine_cpu_percent, 1),
+            }
+            for name, report in reports.items()
+        },
     }
 
 
-def _poller(url: str, region: str, source: str, log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "manage.py", "runpoller", "--no-control"],
-        cwd=ROOT,
-        env=django_env(
-            url,
-            POLLER_REGION=region,
-            POLLER_SOURCE_ADDRESS=f"host!{source}",
-            MAX_CONCURRENT_HTTP="200",
-            LOG_LEVEL="WARNING",
-        ),
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
+def _shared_meters(nginx, url: str) -> dict:
+    nginx_cpu = ProcessSample(nginx.process.pid, descendants=True)
+
+    def nginx_seconds() -> float:
+        nginx_cpu.read()
+        return nginx_cpu.cpu_seconds
+
+    return {"nginx_cpu": nginx_seconds, "postgres_cpu": BackendCpu(url)}
+
+
+def _per_s(report, counter: str) -> float | None:
+    count = report.window_counts.get(counter)
+    return None if count is None else round(count / report.window_s, 1)
+
+
+def _counted_range(report, interval: int) -> tuple[datetime, datetime]:
+    """The windows of one poller counted: due while it was measured, and
+    at least an interval before it was stopped, so that each had its whole
+    interval to be polled (a later one is not missed yet: it may still
+    be). A whole number of intervals, so that each project has the same
+    number of windows in it."""
+    since = report.stopped_at - report.window_s
+    windows = int((report.stopped_at - interval - since) // interval)
+    if windows < 1:
+        raise ValueError(f"--measure must be at least two intervals ({interval} s)")
+    return (
+        datetime.fromtimestamp(since, UTC),
+        datetime.fromtimestamp(since + windows * interval, UTC),
     )
+
+
+def count_windows(region: str, since: datetime, until: datetime, interval: int):
+    """Of a region's windows due in [since, until), a whole number of
+    intervals: how many were stored, and where the others are. A project's
+    windows are a fixed grid (its first poll plus whole intervals), so
+    each of its windows not stored is one of: missed between two stored
+    ones (a gap of more than an interval), before its first stored one in
+    the range, after its last, or in a project with none stored in the
+    range."""
+    from django.db import connection
+
+    from projects.models import Region
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT count(*), coalesce(sum(stored), 0), coalesce(sum(missed), 0),
+                   coalesce(sum(floor(extract(epoch FROM first - %(since)s)
+                       / %(interval)s)), 0),
+                   coalesce(sum(ceil(extract(epoch FROM %(until)s - last)
+                       / %(interval)s) - 1), 0)
+            FROM (
+                SELECT project_id, count(*) AS stored,
+                       min(polled_at) AS first, max(polled_at) AS last,
+                       sum(greatest(round(extract(epoch FROM gap) / %(interval)s)
+                           - 1, 0)) AS missed
+                FROM (
+                    SELECT project_id, polled_at,
+                           polled_at - lag(polled_at) OVER (
+                               PARTITION BY project_id ORDER BY polled_at) AS gap
+                    FROM projects_pollresult
+                    WHERE region_id = %(region)s
+                      AND polled_at >= %(since)s AND polled_at < %(until)s
+                ) windows
+                GROUP BY project_id
+            ) projects
+            """,
+            {
+                "region": Region.objects.get(name=region).pk,
+                "interval": interval,
+                "since": since,
+                "until": until,
+            },
+        )
+        projects, stored, missed, before, after = cursor.fetchone()
+    return {
+        "since": since.isoformat(),
+        "until": until.isoformat(),
+        "windows_per_project": round((until - since).total_seconds() / interval),
+        "projects_seen": projects,
+        "stored": int(stored),
+        "missed": int(missed),
+        "before_first": int(before),
+        "after_last": int(after),
+    }
+
+
+def pollers_report(args, run: dict, server: str) -> str:
+    rows = []
+    for name, region in run["per_region"].items():
+        windows = region["windows_per_project"]
+        unseen = args.projects - region["projects_seen"]
+        rows.append(
+            {
+                "region": name,
+                "polls/s": region["polls_per_s"],
+                "windows due": f"{args.projects * windows:,}",
+                "from (UTC)": region["since"][11:19],
+                "to": region["until"][11:19],
+                "stored": f"{region['stored']:,}",
+                "missed (between two stored)": f"{region['missed']:,}",
+                "before a project's first stored": f"{region['before_first']:,}",
+                "after its last": f"{region['after_last']:,}",
+                "in projects with none": f"{unseen * windows:,}",
+                "skipped ticks": region["skipped_ticks"],
+                "lag p99 (worst sample)": _ms(region["lag_p99_ms"]),
+                "poller CPU (of a core)": f"{region['cpu_percent']} %",
+                "peak RSS": f"{region['peak_rss_mb']} MB",
+            }
+        )
+    shared = run["shared"]
+    machine_cpu = next(iter(run["per_region"].values()))["machine_cpu_percent"]
+    when = datetime.now(UTC)
+    return "\n".join(
+        [
+            f"# Regions: three pollers on one machine, {when:%Y-%m-%d %H:%M} UTC",
+            "",
+            f"Commit {git_head()}; {machine()}, {cpu_model()}; "
+            f"{database_versions([f'{server}/postgres'])}.",
+            "",
+            f"`{relative_command(sys.argv)}`: {args.projects:,} projects every "
+            f"{args.interval} s, polled by one runpoller per region "
+            f"({', '.join(f'{n} from {a}' for n, a in REGIONS.items())}; "
+            f"{run['polls_per_s_wanted']:,} polls/s wanted in all) against "
+            "nginx on 127.0.0.1 (200 to every poll). Each poller: "
+            f"{args.warmup:g} s of warm-up once it has scheduled every project, "
+            f"then {args.measure:g} s measured (polls/s, skipped ticks, CPU "
+            "of its process tree; lag is the worst p99 of its status samples).",
+            "",
+            "Windows counted from the stored polls, per region: those due "
+            "while its poller was measured and at least one interval before "
+            "it was stopped (so that each had its whole interval to be "
+            "polled), a whole number of intervals: the same number of windows "
+            "for every project. A project's windows are a fixed grid; each "
+            "one due and not stored is counted once, by where it lies: "
+            "between two stored windows of the project (missed), before its "
+            "first stored window in the range (its polls began late), after "
+            "its last (they stopped early), or in a project with no window "
+            "stored in the range.",
+            "",
+            markdown_table(rows),
+            "",
+            f"Over {next(iter(REGIONS))}'s measured window: nginx "
+            f"{_percent(shared.get('nginx_cpu'))}, PostgreSQL's backends "
+            f"{_percent(shared.get('postgres_cpu'))} of a core; the whole "
+            f"machine {machine_cpu} % of its {100 * os.cpu_count()} %.",
+            "",
+        ]
+    )
+
+
+def _ms(value: float | None) -> str:
+    return "" if value is None else f"{value:,.0f} ms"
+
+
+def _percent(rate: float | None) -> str:
+    return "" if rate is None else f"{100 * rate:.0f} %"
 
 
 if __name__ == "__main__":

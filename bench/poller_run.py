@@ -136,7 +136,8 @@ class PollerRun:
     `command` replaces `manage.py runpoller` (it must take runpoller's
     options); `meters` are read at the start and the end of the measured
     window, each a callable returning a running total (CPU seconds of
-    another process, requests served), and reported per second."""
+    another process, requests served), and reported per second; `env` adds
+    to (or overrides) the poller's environment (POLLER_REGION, say)."""
 
     def __init__(
         self,
@@ -147,6 +148,7 @@ class PollerRun:
         processes: int = 1,
         command: list[str] | None = None,
         meters: dict[str, Callable[[], float]] | None = None,
+        env: dict[str, str] | None = None,
     ):
         self.projects = projects
         self.binds = [f"127.0.0.1:{port}" for port in _free_ports(processes)]
@@ -158,6 +160,7 @@ class PollerRun:
             MAX_CONCURRENT_HTTP=str(max_concurrent),
             POLLER_CONTROL_BIND=self.bind,
             POLLER_CONTROL_TOKEN=self.token,
+            **(env or {}),
         )
         self.command = command or [sys.executable, "manage.py", "runpoller"]
         if processes != 1:

@@ -125,6 +125,23 @@ def test_two_regions_failing_open_one_incident_naming_both_then_resolve(
     assert queued_events() == ["incident.opened", "incident.resolved"]
 
 
+def test_a_project_given_one_region_is_down_once_that_region_confirms(make_project):
+    """Its quorum is taken over the regions it is given that count, not
+    over every live one: here 1 of 1, where all three would make it 2."""
+    make_channel(is_default=True)
+    project = make_project(failure_threshold=2)  # quorum: a majority
+    regions = live_regions("eu", "us", "ap")
+    project.regions.add(regions["eu"])
+    fleet = Fleet(project, {"eu": regions["eu"]})
+    fleet.poll("d", 0, {"eu": "connection refused"})
+    assert Incident.objects.count() == 0
+    fleet.poll("d", 1, {"eu": "connection refused"})
+
+    assert Incident.objects.get().first_error == "eu: connection refused"
+    project.refresh_from_db()
+    assert project.state == "down"
+
+
 def test_a_region_without_a_live_poller_does_not_count(make_project):
     make_channel(is_default=True)
     project = make_project(failure_threshold=1)  # quorum: a majority

@@ -21,6 +21,7 @@ row of a view that is not settled is written at every poll.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from types import MappingProxyType
@@ -106,17 +107,22 @@ def _locking_select(project_ids: list[int], region_id, written_since) -> tuple:
         "p.quorum, p.kind, p.interval, p.interval_unit, "
         f"(SELECT o.last_polled_at >= %s FROM {views} o "
         "WHERE o.project_id = p.id AND o.region_id = %s) "
-        f"FROM {project} p "
     )
     params = [written_since, region_id]
     if connection.vendor == "postgresql":
         # NO KEY UPDATE and OF p, as lock_projects() explains.
         return (
-            select + "WHERE p.id = ANY(%s) ORDER BY p.id FOR NO KEY UPDATE OF p",
+            select + f"FROM {project} p WHERE p.id = ANY(%s) "
+            "ORDER BY p.id FOR NO KEY UPDATE OF p",
             [*params, project_ids],
         )
-    marks = ", ".join(["%s"] * len(project_ids))
-    return select + f"WHERE p.id IN ({marks})", [*params, *project_ids]
+    # SQLite: the ids as one JSON parameter, taken apart by json_each: half
+    # the CPU of a parameter per id, a statement Django rewrites (%s to ?)
+    # in every batch.
+    return (
+        select + f"FROM json_each(%s) AS b JOIN {project} p ON p.id = b.value",
+        [*params, json.dumps(project_ids)],
+    )
 
 
 def _unsettled_select(project_ids: list[int]) -> tuple:
@@ -126,18 +132,26 @@ def _unsettled_select(project_ids: list[int]) -> tuple:
     Most batches get no row."""
     views = quote(ProjectRegionState._meta.db_table)
     given = quote(Project.regions.through._meta.db_table)
+    columns = (
+        "state, consecutive_failures, consecutive_successes, failing_since, "
+        "last_error, last_polled_at"
+    )
     if connection.vendor == "postgresql":
-        where, params = "= ANY(%s)", [project_ids, project_ids]
-    else:
-        where = "IN (" + ", ".join(["%s"] * len(project_ids)) + ")"
-        params = [*project_ids, *project_ids]
+        return (
+            f"SELECT project_id, region_id, {columns} FROM {views} "
+            f"WHERE project_id = ANY(%s) AND NOT ({_SETTLED}) "
+            "UNION ALL SELECT project_id, region_id, NULL, NULL, NULL, NULL, "
+            f"NULL, NULL FROM {given} WHERE project_id = ANY(%s)",
+            [project_ids, project_ids],
+        )
+    # SQLite: the ids as one JSON parameter, as in _locking_select().
     return (
-        "SELECT project_id, region_id, state, consecutive_failures, "
-        "consecutive_successes, failing_since, last_error, last_polled_at "
-        f"FROM {views} WHERE project_id {where} AND NOT ({_SETTLED}) "
+        "WITH b AS (SELECT value FROM json_each(%s)) "
+        f"SELECT project_id, region_id, {columns} FROM b JOIN {views} "
+        f"ON project_id = b.value AND NOT ({_SETTLED}) "
         "UNION ALL SELECT project_id, region_id, NULL, NULL, NULL, NULL, NULL, "
-        f"NULL FROM {given} WHERE project_id {where}",
-        params,
+        f"NULL FROM b JOIN {given} ON project_id = b.value",
+        [json.dumps(project_ids)],
     )
 
 

@@ -32,9 +32,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
+from django.db import connection
 from django.utils import timezone
 
-from projects.batch_writes import datetime_adapter, pipeline, update_rows
+from projects.batch_writes import datetime_adapter, pipeline, quote, update_rows
 from projects.incidents.machine import (
     DOWN,
     PENDING,
@@ -56,6 +57,7 @@ from projects.incidents.region_rows import (
 from projects.incidents.states import (
     STATE_FIELDS,
     Stored,
+    _aware,
     _state_row,
     save_states,
 )
@@ -133,27 +135,34 @@ def save_region_states(
             beats.append(poll)
         else:
             by_project[poll.project_id].append(poll)
-    mine, turned = _own_views(by_project, stored, facts, view, in_maintenance)
+    quiet, others = _quiet(by_project, stored, facts, polls)
+    mine, turned = _own_views(others, stored, facts, view, in_maintenance)
+    # A quiet project's view is written again only when its row is old.
     changed = {
-        project_id: own
+        project_id: (SETTLED, "", by_project[project_id])
+        for project_id in quiet
+        if not facts[project_id].recent
+    }
+    changed.update(
+        (project_id, own)
         for project_id, own in mine.items()
         if not _unchanged(own[0], view.region_id, facts[project_id])
-    }
+    )
     if turned:
         # A project started or stopped failing from this region: whether
         # the region is blind is counted from its stored views, so they go
         # in first, and nothing is pipelined.
         save_views(cursor, view.region_id, changed)
         view = _reconsider(view, mine, polls)
-    effects = {}
-    for project_id, project_polls in by_project.items():
-        before, own, known = stored[project_id][0], mine[project_id], facts[project_id]
-        if before is SETTLED and own[0] is SETTLED and not known.views:
-            # Most projects, most polls: every region's view is settled.
-            effects[project_id] = Effect(before=before, after=SETTLED)
-            continue
+    effects = quiet  # and the others', decided here
+    for project_id, project_polls in others.items():
         effects[project_id] = _decide(
-            before, project_polls, view, known, own, in_maintenance
+            stored[project_id][0],
+            project_polls,
+            view,
+            facts[project_id],
+            mine[project_id],
+            in_maintenance,
         )
     with pipeline(cursor):
         if not turned:
@@ -163,6 +172,37 @@ def save_region_states(
         _save_project_states(cursor, by_project, effects)
         write(effects)
     return effects
+
+
+# What the polls did to a quiet project: nothing. One shared Effect, its
+# transitions a tuple that nothing can add to: a batch makes none for
+# most of its projects.
+_NOTHING = Effect(before=SETTLED, after=SETTLED, transitions=())
+
+
+def _quiet(
+    by_project: dict[int, list[Poll]],
+    stored: dict[int, Stored],
+    facts: dict[int, Facts],
+    polls: Sequence[Poll],
+) -> tuple[dict[int, Effect], dict[int, list[Poll]]]:
+    """Most projects, most polls: the project is up, every region's view
+    of it is settled (it has no unsettled view) and the region's polls of
+    it are all up. Its own view stays settled and the project up, whoever
+    counts; nothing is decided. Returns those projects' effects, and the
+    other projects' polls."""
+    failed = {poll.project_id for poll in polls if not poll.up}
+    quiet, others = {}, {}
+    for project_id, project_polls in by_project.items():
+        if (
+            stored[project_id][0] is SETTLED
+            and not facts[project_id].views
+            and project_id not in failed
+        ):
+            quiet[project_id] = _NOTHING
+        else:
+            others[project_id] = project_polls
+    return quiet, others
 
 
 def _unchanged(after: Streak, region_id: int, facts: Facts) -> bool:
@@ -332,12 +372,21 @@ def _decide(
 
 def region_view(region_id: int, *, silent: timedelta) -> RegionView:
     """The regions now, a region being live while a poller of it has been
-    seen within `silent`: one small query."""
+    seen within `silent`: one small query. Written out, not made by the
+    ORM: the writer asks it in every batch of several regions, and the
+    ORM's took 0.4 ms of CPU against 0.06 (SQLite, 2026-11-26): 0.7 µs
+    a poll, in batches of 500."""
     live_since = timezone.now() - silent
     live, blind, names = set(), set(), {}
-    rows = Region.objects.values_list("pk", "name", "last_seen_at", "blind_since")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, name, last_seen_at, blind_since "
+            f"FROM {quote(Region._meta.db_table)}"
+        )
+        rows = cursor.fetchall()
     for pk, name, seen, blind_since in rows:
         names[pk] = name
+        seen = _aware(seen)
         if seen is not None and seen >= live_since:
             live.add(pk)
         if blind_since is not None:
