@@ -24,7 +24,7 @@ from projects.models import (
 )
 from tests.alerting import make_channel, queued_events
 from tests.factories import quick_projects
-from tests.fleet import SHARDS, Poller, needs_postgresql
+from tests.fleet import SHARDS, STARTUP, Poller, needs_postgresql
 from tests.waiting import wait_until
 
 pytestmark = [
@@ -209,6 +209,8 @@ def test_a_region_that_cannot_reach_most_targets_is_held(target_server, tmp_path
         project.channels.add(make_channel())
     pollers = [region_poller(tmp_path, region) for region in ("eu", "us")]
     try:
+        # The pollers' start-up first: its time is CPU's, not the test's.
+        wait_until(lambda: all(p.started() for p in pollers), timeout=STARTUP)
         wait_until(lambda: all(results(r) >= 2 * len(projects) for r in ("eu", "us")))
         fail_from(target_server, "eu")
         failed = results("eu", status=Status.DOWN)
