@@ -58,6 +58,24 @@ def test_a_day_cell_gives_the_days_uptime_and_downtime(client):
     assert built.projects[0].name in html
 
 
+def test_a_bars_uptime_counts_the_failures_and_maintenance_of_compacted_days(client):
+    # The daily summary sums only polls; failures and maintenance come from
+    # the imperfect days, read one by one.
+    build_page(projects=1, sections=1, days=4, with_incident=False)
+    from projects.models import DailyRollup
+
+    day = timezone.now().date() - timedelta(days=1)
+    DailyRollup.objects.filter(day=day).update(
+        polls=1440, failures=30, maintenance_polls=100, maintenance_failures=10
+    )
+
+    html = client.get("/status/acme/").content.decode()
+
+    # 3 days of 1,440 polls and today's 60; 100 in maintenance, of which 10
+    # failed: 20 counted failures of 4,280 counted polls.
+    assert "99.53% uptime" in html
+
+
 def test_a_cells_label_is_written_once_and_a_good_day_needs_no_class(client):
     build_page(projects=1, sections=1, days=3, with_incident=False)
     day = (timezone.now().date() - timedelta(days=1)).isoformat()
