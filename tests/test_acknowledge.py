@@ -14,6 +14,7 @@ from projects.incidents.acknowledge import acknowledge
 from projects.models import Incident
 from projects.notifications import outbox
 from projects.notifications.links import acknowledge_token, acknowledge_url
+from projects.teams.audit import entries_for
 from tests.alerting import make_channel, queued
 from tests.outcomes import T0
 
@@ -78,6 +79,20 @@ def test_the_incidents_page_acknowledges_with_a_button(admin_client, incident):
     incident.refresh_from_db()
     assert incident.acknowledged_at is not None
     assert "admin" in admin_client.get(page).content.decode()
+
+
+def test_the_button_leaves_an_audit_entry_by_the_user(admin_client, incident):
+    admin_client.post(reverse("incidents:acknowledge", args=[incident.pk]))
+
+    [entry] = entries_for(incident)
+    assert (entry.actor_name, entry.via, entry.action) == (
+        "admin",
+        "dashboard",
+        "changed",
+    )
+    changed = {change["field"]: change for change in entry.changes}
+    assert changed["acknowledged_at"]["old"] is None
+    assert changed["acknowledged_at"]["new"] is not None
 
 
 def test_the_button_needs_a_login_and_a_post(client, admin_client, incident):

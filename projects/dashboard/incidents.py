@@ -21,6 +21,7 @@ from projects.dashboard.queries.incidents import incident_list as list_incidents
 from projects.incidents.acknowledge import acknowledge as acknowledge_incident
 from projects.models import Escalation, Incident, Project, Role
 from projects.notifications.links import incident_from_token
+from projects.teams.audit import Actor
 from projects.teams.scoping import current_team, for_team, may
 
 INCIDENTS_PER_PAGE = 50
@@ -64,7 +65,8 @@ def acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
     # Any member may acknowledge: a viewer is who is on call.
     incidents = for_team(Incident.objects.all(), current_team(request))
     incident = get_object_or_404(incidents.select_related("project"), pk=pk)
-    if acknowledge_incident(pk, by=request.user):
+    actor = Actor.of_user(request.user, via="dashboard")
+    if acknowledge_incident(pk, by=request.user, actor=actor):
         messages.success(request, f"Acknowledged the incident of {incident.project}.")
     else:
         messages.info(request, "That incident was already acknowledged or is over.")
