@@ -130,6 +130,32 @@ def test_a_trusted_team_hears_of_every_outage(a, b):
     assert monitor_news(outage) == {"alpha-hook", "pager"}
 
 
+def test_only_a_trusted_team_reads_the_installs_totals(a):
+    operators = Team.objects.create(name="Operators", slug="ops", trusted=True)
+    make_channel(team=operators, name="pager", is_default=True)
+    outage = MonitorOutage.objects.create(
+        kind="unreachable", started_at=T0, detail={"failing": 40, "enabled": 50}
+    )
+
+    outbox.queue_monitor_event(
+        Notification.Event.MONITOR_UNREACHABLE,
+        outage,
+        T0,
+        f"Most projects are failing{outbox.TOTALS}.",
+        totals=" (40 of 50 projects)",
+    )
+
+    told = {
+        row.channel.name: row.payload
+        for row in Notification.objects.select_related("channel")
+    }
+    assert told["pager"]["message"] == "Most projects are failing (40 of 50 projects)."
+    assert told["pager"]["outage"]["enabled"] == 50
+    assert told["alpha-hook"]["message"] == "Most projects are failing."
+    assert "enabled" not in told["alpha-hook"]["outage"]
+    assert "failing" not in told["alpha-hook"]["outage"]
+
+
 def test_held_rows_are_released_or_dropped(incident, make_project):
     incident.project.channels.add(make_channel())
     other_project = make_project()

@@ -116,11 +116,14 @@ def _begin(at: datetime, counts: dict[str, int]) -> None:
         kind=Kind.UNREACHABLE, started_at=at, detail=counts
     )
     message = (
-        f"{counts['failing']} of {counts['enabled']} projects are failing at "
-        "once: the monitor's own network is the likely cause. Down "
-        "notifications are held until it clears."
+        f"Most projects are failing at once{outbox.TOTALS}: the monitor's own "
+        "network is the likely cause. Down notifications are held until it "
+        "clears."
     )
-    outbox.queue_monitor_event(Event.MONITOR_UNREACHABLE, outage, at, message)
+    totals = f" ({counts['failing']} of {counts['enabled']} projects)"
+    outbox.queue_monitor_event(
+        Event.MONITOR_UNREACHABLE, outage, at, message, totals=totals
+    )
     outbox.hold_unsent_openings(since=timezone.now() - HOLD_LOOKBACK)
 
 
@@ -129,9 +132,11 @@ def _end(outage: MonitorOutage, at: datetime, counts: dict[str, int]) -> None:
     outage.detail = {**outage.detail, "failing_at_end": counts["failing"]}
     outage.save(update_fields=["ended_at", "detail"])
     message = (
-        f"The monitor reaches its targets again ({counts['failing']} of "
-        f"{counts['enabled']} projects failing). Held down notifications of "
-        "projects still down are sent now."
+        f"The monitor reaches its targets again{outbox.TOTALS}. Held down "
+        "notifications of projects still down are sent now."
     )
-    outbox.queue_monitor_event(Event.MONITOR_REACHABLE, outage, at, message)
+    totals = f" ({counts['failing']} of {counts['enabled']} projects failing)"
+    outbox.queue_monitor_event(
+        Event.MONITOR_REACHABLE, outage, at, message, totals=totals
+    )
     outbox.release_held()

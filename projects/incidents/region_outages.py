@@ -47,9 +47,9 @@ def reconsider_blindness(region_id: int, *, at: datetime) -> bool:
                 Event.MONITOR_UNREACHABLE,
                 outage,
                 at,
-                f"Region {region.name} cannot reach most targets ({failing} of "
-                f"{enabled} projects failing from it): its checks do not count "
-                "toward quorum until it can.",
+                f"Region {region.name} cannot reach most targets{outbox.TOTALS}: "
+                "its checks do not count toward quorum until it can.",
+                totals=f" ({failing} of {enabled} projects failing from it)",
             )
     elif Region.objects.filter(pk=region_id, blind_since__isnull=False).update(
         blind_since=None

@@ -13,7 +13,7 @@ Who hears of what:
   it opened or escalated (so nobody hears of the end of an outage they
   never heard of);
 - monitor.* and poller.*: the default channels of the teams concerned
-  (monitor_audience);
+  (monitor_audiences);
 and never a disabled channel, nor incident.resolved to a channel with
 send_resolved off.
 """
@@ -111,33 +111,59 @@ def queue_for_audience(messages: Sequence[Message]) -> int:
     return queue((m, told[m.incident_id]) for m in messages)
 
 
+# Where a monitor notice's totals go in its text. They are counted over
+# the whole install, so they are the operator's: trusted teams read them;
+# any other team reads the same news without them (one team never learns
+# another's numbers).
+TOTALS = "{totals}"
+
+
 def queue_monitor_event(
-    event: str, outage: MonitorOutage, at: datetime, message: str
+    event: str, outage: MonitorOutage, at: datetime, message: str, *, totals: str = ""
 ) -> int:
     """Queue news about the monitor itself (monitor.*, poller.*) for the
     default channels of the teams it concerns; `message` says what
-    happened in words."""
-    payload = monitor_payload(event, outage, message=message, occurred_at=at)
-    news = Message(event=event, key=message_key(event, outage.pk), payload=payload)
-    return queue([(news, monitor_audience(outage))])
+    happened in words, with TOTALS where `totals` (the install's counts,
+    in words) goes for trusted teams. Other teams' channels get the
+    message without them, and a payload without the outage's counts."""
+    operator, others = monitor_audiences(outage)
+    key = message_key(event, outage.pk)
+
+    def news(text: str, *, counts: bool) -> Message:
+        payload = monitor_payload(
+            event, outage, message=text, occurred_at=at, counts=counts
+        )
+        return Message(event=event, key=key, payload=payload)
+
+    return queue(
+        [
+            (news(message.replace(TOTALS, totals), counts=True), operator),
+            (news(message.replace(TOTALS, ""), counts=False), others),
+        ]
+    )
 
 
-def monitor_audience(outage: MonitorOutage) -> list[int]:
+def monitor_audiences(outage: MonitorOutage) -> tuple[list[int], list[int]]:
     """The default channels that hear of the monitor's own outage: those
     of every trusted team (the operator's own, docs/teams.md), and those of
     any other team with an enabled project the outage leaves unchecked: for
     a region, a project it polls (by name, or as one of every region);
     for the whole monitor, any project. A team none of whose projects is
     concerned hears nothing of the monitor's troubles. The same rule
-    decides who hears that it is over."""
+    decides who hears that it is over. (Trusted teams' channels, the other
+    teams' channels.)"""
     concerned = Project.objects.filter(enabled=True)
     if outage.region_id is not None:
         concerned = concerned.filter(
             Q(regions=outage.region_id) | Q(regions__isnull=True)
         )
-    teams = Q(team__trusted=True) | Q(team__in=concerned.values("team"))
-    defaults = NotificationChannel.objects.filter(teams, is_default=True, enabled=True)
-    return list(defaults.values_list("pk", flat=True))
+    defaults = NotificationChannel.objects.filter(is_default=True, enabled=True)
+    trusted = defaults.filter(team__trusted=True)
+    others = defaults.filter(team__trusted=False, team__in=concerned.values("team"))
+    return (
+        list(trusted.values_list("pk", flat=True)),
+        list(others.values_list("pk", flat=True)),
+    )
 
 
 def project_channels(project_ids: Iterable[int]) -> dict[int, list[int]]:

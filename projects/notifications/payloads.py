@@ -81,9 +81,12 @@ def monitor_payload(
     *,
     message: str,
     occurred_at: datetime | None = None,
+    counts: bool = True,
 ) -> dict:
     """The payload of a monitor.* or poller.* event: the monitor itself,
-    not one project, is the subject; `message` says what happened."""
+    not one project, is the subject; `message` says what happened.
+    `counts`: with the outage's detail (the install's totals), which only
+    the operator's teams read (outbox.queue_monitor_event)."""
     occurred_at = occurred_at or timezone.now()
     end = outage.ended_at or occurred_at
     return {
@@ -99,7 +102,7 @@ def monitor_payload(
             "started_at": _iso(outage.started_at),
             "ended_at": _iso(outage.ended_at),
             "duration_seconds": max(int((end - outage.started_at).total_seconds()), 0),
-            **outage.detail,
+            **(outage.detail if counts else {}),
         },
         "links": {"dashboard": absolute_url(reverse("dashboard:overview"))},
     }
