@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 from projects.models import Notification, NotificationChannel
+from projects.teams.audit import entries_for
 
 _numbers = itertools.count(1)
 
@@ -29,3 +30,13 @@ def queued(**filters) -> list[tuple[str, str]]:
 
 def queued_events(**filters) -> list[str]:
     return [event for event, _ in queued(**filters)]
+
+
+def assert_acknowledgement_audited(incident, *, actor_name: str, via: str) -> None:
+    """The incident's one audit entry: acknowledged by `actor_name`, via
+    `via`."""
+    [entry] = entries_for(incident)
+    assert (entry.actor_name, entry.via, entry.action) == (actor_name, via, "changed")
+    changed = {change["field"]: change for change in entry.changes}
+    assert changed["acknowledged_at"]["old"] is None
+    assert changed["acknowledged_at"]["new"] is not None

@@ -14,8 +14,7 @@ from projects.incidents.acknowledge import acknowledge
 from projects.models import Incident
 from projects.notifications import outbox
 from projects.notifications.links import acknowledge_token, acknowledge_url
-from projects.teams.audit import entries_for
-from tests.alerting import make_channel, queued
+from tests.alerting import assert_acknowledgement_audited, make_channel, queued
 from tests.outcomes import T0
 
 pytestmark = pytest.mark.django_db
@@ -84,15 +83,7 @@ def test_the_incidents_page_acknowledges_with_a_button(admin_client, incident):
 def test_the_button_leaves_an_audit_entry_by_the_user(admin_client, incident):
     admin_client.post(reverse("incidents:acknowledge", args=[incident.pk]))
 
-    [entry] = entries_for(incident)
-    assert (entry.actor_name, entry.via, entry.action) == (
-        "admin",
-        "dashboard",
-        "changed",
-    )
-    changed = {change["field"]: change for change in entry.changes}
-    assert changed["acknowledged_at"]["old"] is None
-    assert changed["acknowledged_at"]["new"] is not None
+    assert_acknowledgement_audited(incident, actor_name="admin", via="dashboard")
 
 
 def test_the_button_needs_a_login_and_a_post(client, admin_client, incident):

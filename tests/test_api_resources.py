@@ -23,7 +23,7 @@ from projects.models import (
     Tag,
 )
 from projects.notifications.masking import MASK
-from projects.teams.audit import entries_for
+from tests.alerting import assert_acknowledgement_audited
 
 # Results -------------------------------------------------------------------
 
@@ -156,15 +156,7 @@ def test_an_acknowledgement_records_the_key_and_an_audit_entry(write_api, make_p
     assert response.json()["acknowledged_by"] == "write key"
     incident.refresh_from_db()
     assert incident.acknowledged_by_key == ApiKey.objects.get(name="write key")
-    [entry] = entries_for(incident)
-    assert (entry.actor_name, entry.via, entry.action) == (
-        "write key",
-        "api",
-        "changed",
-    )
-    changed = {change["field"]: change for change in entry.changes}
-    assert changed["acknowledged_at"]["old"] is None
-    assert changed["acknowledged_at"]["new"] is not None
+    assert_acknowledgement_audited(incident, actor_name="write key", via="api")
 
 
 def test_a_read_key_cannot_acknowledge(read_api, make_project):
