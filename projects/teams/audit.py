@@ -82,7 +82,7 @@ def record(
     `related`: many-to-many values the caller has just saved ({field name:
     objects}, such as a saved form's cleaned_data), taken as they are
     rather than read back; the other many-to-many fields are read."""
-    after = {} if deleted else _values(obj, related or {})
+    after = {} if deleted else _values(obj, related)
     if deleted:
         action = AuditEntry.Action.DELETED
     else:
