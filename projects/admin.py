@@ -14,7 +14,14 @@ from django.utils.safestring import SafeString
 
 from projects.as_code.admin_views import as_code_urls
 from projects.forms import ProjectForm
-from projects.models import HousekeepingRun, PollResultRow, Project, Region, Tag
+from projects.models import (
+    HousekeepingRun,
+    Incident,
+    PollResultRow,
+    Project,
+    Region,
+    Tag,
+)
 from projects.notifications.escalation_admin import EscalationStepInline
 from projects.signals import projects_bulk_changed
 from projects.status_admin import BadgeAdminMixin
@@ -238,6 +245,19 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
             every_poll,
             project.pk,
         )
+
+    def get_deleted_objects(self, objs, request: HttpRequest):
+        """Django's, without its refusal for a project's downtime incidents:
+        their admin keeps each from being deleted on its own (they are the
+        project's history), which made every project that ever went down
+        impossible to delete here (403). They go with their project, for
+        whoever may delete incidents at all."""
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(
+            objs, request
+        )
+        if self.admin_site._registry[Incident].has_delete_permission(request):
+            perms_needed.discard(Incident._meta.verbose_name)
+        return deleted, counts, perms_needed, protected
 
     @admin.action(description="Enable selected projects", permissions=["change"])
     def enable_projects(self, request: HttpRequest, queryset: QuerySet) -> None:

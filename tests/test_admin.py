@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from projects.models import PollResult, PollResultRow, Project, Status
+from projects.models import Incident, PollResult, PollResultRow, Project, Status
 
 pytestmark = pytest.mark.django_db
 
@@ -332,3 +332,25 @@ def test_the_results_list_shows_the_phases(admin_client, make_project):
     PollResult.objects.update(tls_ms=12, first_byte_ms=40)
 
     assert "TLS 12 · first byte 40 ms" in admin_client.get(RESULTS_URL).content.decode()
+
+
+def test_a_project_that_went_down_can_be_deleted_with_its_incidents(
+    admin_client, make_project
+):
+    # A downtime incident cannot be deleted on its own (it is the project's
+    # history); that refusal used to make its project undeletable (403).
+    project = make_project(name="shop")
+    now = timezone.now()
+    Incident.objects.create(project=project, started_at=now, confirmed_at=now)
+    url = reverse("admin:projects_project_delete", args=[project.pk])
+
+    response = admin_client.post(url, {"post": "yes"})
+
+    assert response.status_code == 302
+    assert not Project.objects.filter(pk=project.pk).exists()
+    assert not Incident.objects.exists()
+    incident = Incident.objects.create(
+        project=make_project(name="other"), started_at=now, confirmed_at=now
+    )
+    own_page = reverse("admin:projects_incident_delete", args=[incident.pk])
+    assert admin_client.post(own_page, {"post": "yes"}).status_code == 403
