@@ -325,12 +325,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _sync_many(self, *, body: bytes):
         ids = _parse_ids(body)
-        results = self.server.in_database_thread(self._sync_each, ids)
-        return HTTPStatus.OK, {"results": results}
-
-    def _sync_each(self, project_ids: list[int]) -> dict[str, str]:
-        sync = self.server.coordinator.sync_project
-        return {str(project_id): sync(project_id) for project_id in project_ids}
+        coordinator = self.server.coordinator
+        results = self.server.in_database_thread(coordinator.sync_projects, ids)
+        return HTTPStatus.OK, {"results": {str(pk): r for pk, r in results.items()}}
 
     def _remove(self, project_id: int, *, body: bytes):
         removed = self.server.coordinator.remove_project(project_id)

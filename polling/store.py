@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -15,7 +15,7 @@ from django.db import (
     connection,
     transaction,
 )
-from django.db.models import NOT_PROVIDED, Exists, OuterRef, Q, Subquery
+from django.db.models import NOT_PROVIDED, Exists, OuterRef, Q, QuerySet, Subquery
 
 from polling.database_probe import database_answers
 from polling.deadlines import move_deadlines
@@ -204,6 +204,14 @@ def iter_targets(
     `region_id`, if given), as targets, made as they are read: a caller
     that keeps only some lets the others go young (engine/collector.py).
     `pause` is called after every LOAD_CHUNK."""
+    rows = _target_rows(where, region_id)
+    for count, row in enumerate(rows.iterator(chunk_size=LOAD_CHUNK), start=1):
+        yield target_from_project(_ProjectRow(row))
+        if count % LOAD_CHUNK == 0:
+            pause()
+
+
+def _target_rows(where: Q | None, region_id: int | None) -> QuerySet:
     projects = Project.objects.filter(polled_in(region_id), enabled=True)
     if where is not None:
         projects = projects.filter(where)
@@ -215,11 +223,7 @@ def iter_targets(
         fields = [
             "region_last_window" if f == "last_polled_at" else f for f in TARGET_FIELDS
         ]
-    rows = projects.values_list(*fields)
-    for count, row in enumerate(rows.iterator(chunk_size=LOAD_CHUNK), start=1):
-        yield target_from_project(_ProjectRow(row))
-        if count % LOAD_CHUNK == 0:
-            pause()
+    return projects.values_list(*fields)
 
 
 def load_changes(
@@ -251,7 +255,18 @@ def load_changes(
 def load_target(project_id: int, region_id: int | None = None) -> Target | None:
     """The project as a target, or None when it is disabled or gone (or
     not polled in `region_id`)."""
-    return next(iter_targets(where=Q(pk=project_id), region_id=region_id), None)
+    return next(iter(load_targets([project_id], region_id)), None)
+
+
+def load_targets(
+    project_ids: Collection[int], region_id: int | None = None
+) -> list[Target]:
+    """Those of these projects that are enabled (and polled in
+    `region_id`), as targets, in one plain query: iter_targets' server-side
+    cursor (for reading every project in chunks) costs PostgreSQL three
+    round trips, which a few projects saved do not need."""
+    rows = _target_rows(Q(pk__in=list(project_ids)), region_id)
+    return [target_from_project(_ProjectRow(row)) for row in rows]
 
 
 class DatabaseTargetSource:
@@ -274,8 +289,8 @@ class DatabaseTargetSource:
     ) -> tuple[list[int], list[Target]]:
         return load_changes(since, known, pause, self._region_id)
 
-    def load_one(self, project_id: int) -> Target | None:
-        return load_target(project_id, self._region_id)
+    def load_some(self, project_ids: Collection[int]) -> list[Target]:
+        return load_targets(project_ids, self._region_id)
 
     def close(self) -> None:
         close_connection()

@@ -249,7 +249,7 @@ class FailingSource:
     def load_changes(self, since, known, pause=None):
         raise OperationalError("connection refused")
 
-    def load_one(self, project_id):
+    def load_some(self, project_ids):
         raise OperationalError("connection refused")
 
     def close(self) -> None:

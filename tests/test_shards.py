@@ -18,8 +18,8 @@ class NoSource:
         targets = list(self.load_all(pause))
         return [target.project_id for target in targets], targets
 
-    def load_one(self, project_id):
-        return None
+    def load_some(self, project_ids):
+        return []
 
     def close(self):
         pass

@@ -9,7 +9,7 @@ from django.db import IntegrityError
 
 from polling.engine.types import Target
 from polling.engine.writer import ResultWriter
-from polling.store import DatabaseResultStore, iter_targets, load_target
+from polling.store import DatabaseResultStore, iter_targets, load_target, load_targets
 from projects.models import Incident, PollResult, Status, Team
 from projects.rollups import rebuild_rollups
 from tests.factories import rollup_rows
@@ -78,6 +78,16 @@ def test_load_target_is_none_for_disabled_and_missing_projects(make_project):
     assert load_target(enabled.pk).project_id == enabled.pk
     assert load_target(disabled.pk) is None
     assert load_target(10**9) is None
+
+
+def test_load_targets_reads_the_enabled_ones_of_many_in_one_query(
+    make_project, django_assert_num_queries
+):
+    first, second = make_project(), make_project()
+    disabled = make_project(enabled=False)
+    with django_assert_num_queries(1):
+        targets = load_targets([first.pk, disabled.pk, second.pk, 10**9])
+    assert sorted(t.project_id for t in targets) == sorted([first.pk, second.pk])
 
 
 def test_it_saves_rows_and_the_current_state(make_project):

@@ -55,8 +55,9 @@ class TargetSource(Protocol):
         of those changed since `since` and of those `known` says are not
         known (more may come: they are compared). Paced like load_all()."""
 
-    def load_one(self, project_id: int) -> Target | None:
-        """The project as a target, or None when it should not be polled."""
+    def load_some(self, project_ids: Collection[int]) -> list[Target]:
+        """Those of these projects that should be polled, as targets, read
+        together (a burst of saves is one read); the others are left out."""
 
     def close(self) -> None:
         """Release what the calling thread holds (its database connection)."""
@@ -220,13 +221,27 @@ class Coordinator:
         """Read one project from the source and follow it: add or update
         it when it should be polled, remove it otherwise. Returns what
         happened: "added", "updated" or "removed" (or "absent")."""
+        return self.sync_projects([project_id])[project_id]
+
+    def sync_projects(self, project_ids: Collection[int]) -> dict[int, str]:
+        """sync_project() for each of these projects, read in one go: what
+        happened to each, by id."""
         self._require_running()
-        target = self._source.load_one(project_id)
-        if target is not None and not self._ownership.owns(project_id):
-            target = None  # another poller's: it hears of the change too
-        if target is not None:
-            return "added" if self.add_project(target) else "updated"
-        return "removed" if self.remove_project(project_id) else "absent"
+        targets = {
+            target.project_id: target
+            for target in self._source.load_some(project_ids)
+            # Another poller's: it hears of the change too.
+            if self._ownership.owns(target.project_id)
+        }
+        results = {}
+        for project_id in project_ids:
+            if (target := targets.get(project_id)) is not None:
+                added = self.add_project(target)
+                results[project_id] = "added" if added else "updated"
+            else:
+                removed = self.remove_project(project_id)
+                results[project_id] = "removed" if removed else "absent"
+        return results
 
     def reload_projects(self) -> ReloadSummary:
         """Make the polled set match the source."""
