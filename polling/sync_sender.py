@@ -3,8 +3,10 @@
 A web request that saves a project hands its ids over and returns: it never
 waits for a poller (one call per live poller, up to a second each when one
 hangs). The thread sends whatever has gathered since its last call in one
-call, so a burst of saves costs the pollers a few calls, not one each, and
-a change still reaches them within milliseconds.
+call, waiting LINGER_SECONDS after a change for others of the same burst,
+so a burst of saves costs the pollers a few calls, not one each (a call's
+fixed cost, on both sides, was most of a poller's work per project created
+through the API), and a change still reaches them well within a second.
 
 What is lost if the process dies before the thread has sent it is repaired
 by the pollers' periodic reload, exactly like a call that failed; at a
@@ -16,6 +18,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 
 from django.db import connection
@@ -26,6 +29,8 @@ logger = logging.getLogger(__name__)
 EXIT_FLUSH_SECONDS = 2.0
 # How long the thread keeps its database connection with nothing to send.
 IDLE_SECONDS = 5.0
+# How long a change waits for others to go out with it (flush() cuts it short).
+LINGER_SECONDS = 0.1
 
 
 class SyncSender:
@@ -33,9 +38,17 @@ class SyncSender:
     since its previous run. The thread starts on the first submit (so
     nothing starts at import or in a process that forked before)."""
 
-    def __init__(self, send: Callable[[list[int]], object]) -> None:
+    def __init__(
+        self,
+        send: Callable[[list[int]], object],
+        *,
+        linger_seconds: float = LINGER_SECONDS,
+    ) -> None:
         self._send = send
+        self._linger_seconds = linger_seconds
+        self._flushing = 0  # flush() calls waiting: no lingering for them
         self._pending: set[int] = set()
+        self._pending_since = 0.0  # when the oldest id waiting came
         self._submitted = 0  # submits so far
         self._done = 0  # submits whose ids have been sent
         self._changed = threading.Condition()
@@ -47,6 +60,8 @@ class SyncSender:
         if not ids:
             return
         with self._changed:
+            if not self._pending:
+                self._pending_since = time.monotonic()
             self._pending |= ids
             self._submitted += 1
             self._ensure_thread()
@@ -57,7 +72,12 @@ class SyncSender:
         `timeout` passed first. For a normal exit, and for tests."""
         with self._changed:
             wanted = self._submitted
-            return self._changed.wait_for(lambda: self._done >= wanted, timeout)
+            self._flushing += 1
+            self._changed.notify_all()
+            try:
+                return self._changed.wait_for(lambda: self._done >= wanted, timeout)
+            finally:
+                self._flushing -= 1
 
     def _ensure_thread(self) -> None:
         # A forked child has the object but not the thread: start its own.
@@ -97,5 +117,10 @@ class SyncSender:
             if not self._changed.wait_for(lambda: self._pending, IDLE_SECONDS):
                 connection.close()
                 self._changed.wait_for(lambda: self._pending)
+            # The rest of the burst joins in meanwhile (the lock is free);
+            # ids that came during the previous call have lingered already.
+            left = self._pending_since + self._linger_seconds - time.monotonic()
+            if left > 0:
+                self._changed.wait_for(lambda: self._flushing, left)
             ids, self._pending = sorted(self._pending), set()
             return ids, self._submitted

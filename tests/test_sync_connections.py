@@ -64,3 +64,22 @@ def test_the_pollers_endpoint_keeps_its_connection_from_one_sync_to_the_next(
     # Not one per request's thread (named so by socketserver).
     by_requests = [name for name in sessions if "process_request_thread" in name]
     assert (by_requests, sessions.count("poller-control-db_0")) == ([], 1)
+
+
+def test_a_burst_of_changes_goes_out_in_one_call():
+    calls: list[list[int]] = []
+    # Lingering far longer than the test: only flush() ends the wait.
+    sender = SyncSender(calls.append, linger_seconds=600)
+    for project_id in (3, 1, 2):
+        sender.submit([project_id])
+
+    assert sender.flush() is True
+    assert calls == [[1, 2, 3]]
+
+
+def test_a_change_goes_out_on_its_own_once_the_linger_is_over():
+    sent = threading.Event()
+    sender = SyncSender(lambda ids: sent.set(), linger_seconds=0.01)
+    sender.submit([1])
+
+    assert sent.wait(timeout=10)
