@@ -113,7 +113,31 @@ def _name_taken_on_name(error: ValidationError) -> ValidationError:
     return ValidationError(errors)
 
 
+class TeamField(models.ForeignKey):
+    """A team-owned row's team. It comes from the server (the request's
+    team, or the default one), never from what a user typed, and a form
+    validates it only for the constraints that name it (a name unique in
+    its team). So when the row holds the Team object its value came from,
+    the team is not looked up again: a query per save, for a row that the
+    foreign key's constraint guards at the insert anyway."""
+
+    def validate(self, value, model_instance) -> None:
+        cached = self.is_cached(model_instance)
+        if (
+            cached
+            and value is not None
+            and self.get_cached_value(model_instance).pk == value
+        ):
+            return
+        super().validate(value, model_instance)
+
+    def deconstruct(self):
+        # Migrations see the plain ForeignKey it is in the database.
+        name, _, args, kwargs = super().deconstruct()
+        return name, "django.db.models.ForeignKey", args, kwargs
+
+
 def team_field() -> models.ForeignKey:
-    return models.ForeignKey(
+    return TeamField(
         Team, on_delete=models.PROTECT, default=default_team_id, related_name="+"
     )
