@@ -46,8 +46,8 @@ def _unbound_copy(field: serializers.Field) -> serializers.Field:
     """A built, unbound field for one serializer to bind. Binding only
     sets the copy's own attributes (its name, parent, source), so a
     shallow copy will do, where DRF's deep copy makes the field again from
-    its arguments: a third of the fields' cost per request. A field that
-    holds fields (a list's child, bound to the list) is copied deep."""
+    its arguments (about 1 ms of a create's 12-13 ms, in-process). A field
+    that holds fields (a list's child, bound to the list) is copied deep."""
     if isinstance(field, HOLDS_FIELDS):
         return copy.deepcopy(field)
     return copy.copy(field)
