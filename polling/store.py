@@ -252,12 +252,6 @@ def load_changes(
     return ids, targets
 
 
-def load_target(project_id: int, region_id: int | None = None) -> Target | None:
-    """The project as a target, or None when it is disabled or gone (or
-    not polled in `region_id`)."""
-    return next(iter(load_targets([project_id], region_id)), None)
-
-
 def load_targets(
     project_ids: Collection[int], region_id: int | None = None
 ) -> list[Target]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+from polling.engine.types import Target
+from polling.store import load_targets
 from projects.models import HourlyRollup, Project
 
 _numbers = itertools.count(1)
@@ -71,3 +73,9 @@ def project_form(server, path: str = "/ok", **changes) -> dict:
         "enabled": "on",
         **changes,
     }
+
+
+def load_target(project_id: int) -> Target | None:
+    """The project as the poller reads it, or None when it would not poll
+    it (disabled or gone)."""
+    return next(iter(load_targets([project_id])), None)

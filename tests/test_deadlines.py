@@ -10,8 +10,9 @@ from django.utils import timezone
 
 from polling.engine.heartbeats import missed_ping, ping_outcome
 from polling.engine.types import Task
-from polling.store import DatabaseResultStore, load_target
+from polling.store import DatabaseResultStore
 from projects.models import PollResult, Project
+from tests.factories import load_target
 
 pytestmark = pytest.mark.django_db
 

@@ -9,10 +9,10 @@ from django.db import IntegrityError
 
 from polling.engine.types import Target
 from polling.engine.writer import ResultWriter
-from polling.store import DatabaseResultStore, iter_targets, load_target, load_targets
+from polling.store import DatabaseResultStore, iter_targets, load_targets
 from projects.models import Incident, PollResult, Status, Team
 from projects.rollups import rebuild_rollups
-from tests.factories import rollup_rows
+from tests.factories import load_target, rollup_rows
 from tests.outcomes import T0, outcome
 from tests.waiting import wait_until
 

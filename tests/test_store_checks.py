@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from polling.engine.types import JsonAssertion, Keyword
-from polling.store import load_target
 from projects.models import Project
+from tests.factories import load_target
 
 pytestmark = pytest.mark.django_db
 
