@@ -162,7 +162,7 @@ def test_one_thread_keeps_many_polls_in_flight(harness):
 
 
 def test_worker_threads_start_as_polls_need_them_and_retire_when_idle(harness):
-    h = harness(limit=5, polls_per_thread=2, idle_retire_seconds=0)
+    h = harness(limit=5, polls_per_thread=2, max_threads=3, idle_retire_seconds=0)
     h.executor.start()
     assert h.executor.threads == 1  # not one per two slots of the limit
     for project_id in range(5):
@@ -180,7 +180,7 @@ def test_worker_threads_start_as_polls_need_them_and_retire_when_idle(harness):
 
 
 def test_thousands_of_slots_start_only_the_threads_the_polls_need(harness):
-    h = harness(limit=2000)
+    h = harness(limit=2000, max_threads=40)
     h.executor.start()
     for project_id in range(120):
         h.submit(project_id, "/delay/1000")
@@ -188,6 +188,34 @@ def test_thousands_of_slots_start_only_the_threads_the_polls_need(harness):
     assert h.executor.threads == 3  # 120 polls at 50 a thread, of 40 allowed
     assert h.executor.threads_started == 3
     assert all(o.up for o in h.outcomes(120))
+
+
+def test_past_the_thread_ceiling_each_worker_holds_a_larger_share(harness):
+    # 20 slots at 2 a thread would be 10 threads; at most 3 hold 7 each.
+    h = harness(limit=20, polls_per_thread=2, max_threads=3)
+    h.executor.start()
+    for project_id in range(20):
+        h.submit(project_id, "/delay/500")
+    h.wait_for_in_flight(20)
+    assert h.executor.threads == 3
+    assert h.executor.threads_started == 3
+    assert len(h.outcomes(20)) == 20
+
+
+def test_a_higher_limit_gives_the_same_workers_more_polls_each(harness):
+    h = harness(limit=6, polls_per_thread=2, max_threads=2)
+    h.executor.start()
+    h.executor.scale_to(30)  # 15 a worker
+    for project_id in range(30):
+        h.submit(project_id, "/delay/500")
+    h.wait_for_in_flight(30)
+    assert h.executor.threads == 2
+    assert len(h.outcomes(30)) == 30
+
+
+def test_it_refuses_fewer_than_one_worker_thread(harness):
+    with pytest.raises(ValueError, match="at least one worker thread"):
+        harness(limit=10, max_threads=0)
 
 
 def recording_waits(timeouts: list):
@@ -298,7 +326,7 @@ def test_a_worker_that_cannot_start_leaves_the_polls_to_the_others(
         start(thread)
 
     monkeypatch.setattr(threading.Thread, "start", only_the_first_worker)
-    h = harness(limit=6, polls_per_thread=2)
+    h = harness(limit=6, polls_per_thread=2, max_threads=3)
     h.executor.start()
     for project_id in range(6):
         h.submit(project_id, "/delay/200")
