@@ -272,6 +272,35 @@ def test_a_start_that_fails_leaves_nothing_running():
         poller.start()
 
 
+class EmptySource(FailingSource):
+    """A source with no projects."""
+
+    def load_all(self, pause=None):
+        return []
+
+
+def test_the_scheduler_runs_before_the_first_load_goes_in(monkeypatch):
+    # The first projects of a load are due at once: they must not wait for
+    # the rest to be scheduled (300,000 take about a second).
+    from polling.store import DatabaseResultStore
+
+    poller = Coordinator(
+        PollerConfig(stop_timeout=5), source=EmptySource(), store=DatabaseResultStore()
+    )
+    scheduler = poller._scheduler
+    running_when_loaded = []
+    replace_all = scheduler.replace_all
+
+    def recording(targets):
+        running_when_loaded.append(scheduler._thread is not None)
+        return replace_all(targets)
+
+    monkeypatch.setattr(scheduler, "replace_all", recording)
+    poller.start()
+    poller.stop()
+    assert running_when_loaded == [True]
+
+
 @pytest.mark.slow
 def test_stop_returns_on_time_during_a_database_outage(target_server, coordinator):
     make_projects(target_server, 20, interval=1)

@@ -224,6 +224,17 @@ def test_a_reload_larger_than_a_chunk_adds_updates_removes_and_spreads_all():
     assert 59 < due_before[-1] < 60
 
 
+def test_a_load_wakes_the_scheduler_as_each_chunk_of_new_projects_is_in():
+    # A running scheduler dispatches the first projects while the rest go in.
+    clock = FakeClock()
+    scheduler, _tasks = make_scheduler(clock, spread=60)
+    scheduled_when_woken = []
+    scheduler.wakeup = lambda: scheduled_when_woken.append(scheduler.project_count)
+    scheduler.replace_all(target(pid) for pid in range(1, 2 * RELOAD_CHUNK + 2))
+    assert scheduled_when_woken[0] == RELOAD_CHUNK
+    assert scheduled_when_woken[-1] == 2 * RELOAD_CHUNK + 1
+
+
 def test_a_full_queue_makes_the_scheduler_wait_without_dropping():
     clock = FakeClock()
     scheduler, tasks = make_scheduler(clock, maxsize=2)
