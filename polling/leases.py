@@ -78,7 +78,11 @@ class LeaseKeeper:
         self._on_change = on_change
         self._settle = settle
         self._clock = clock
+        # Shard -> token of the leases the engine polls under (the fence
+        # saves only results of these).
         self._tokens: dict[int, int] = {}
+        # Shards whose holding ended with work of it maybe left in memory.
+        self._interrupted: set[int] = set()
         self._only_own = False
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -109,12 +113,48 @@ class LeaseKeeper:
         self.statements += 1
         self._only_own = False
         live = rows[0][2] if rows else 1
-        self._tokens = {shard: token for shard, token, _ in rows}
-        ownership = self._ownership(started)
-        self._on_change(ownership)
+        held = {shard: token for shard, token, _ in rows}
+        self._note_interrupted(held)
+        ownership = self._publish(held, started)
         surplus = sorted(self._tokens)[fair_share(self.shard_count, live) :]
         if surplus:
             self._hand_over(surplus, ownership)
+        return ownership
+
+    def _note_interrupted(self, held: dict[int, int]) -> None:
+        """Remember the shards whose holding by this poller ended without
+        its work on them being settled: lost (another poller took them
+        over, or this one lapsed), or taken back after another poller held
+        them (the token moved by two or more). Polls queued, results not
+        yet saved and due times of that holding may still be in memory."""
+        for shard, token in self._tokens.items():
+            if shard not in held or held[shard] - token >= 2:
+                self._interrupted.add(shard)
+
+    def _publish(self, held: dict[int, int], started: float) -> Ownership:
+        """Tell the engine which shards to poll, and the fence which tokens
+        to save under. A shard whose last holding was interrupted is
+        published only once nothing of that holding is left: first without
+        it (its projects are dropped, its queued polls refused, its
+        results fenced off), then, once everything polled before is settled,
+        with it, its projects loaded afresh from their last stored window.
+        If that takes longer than a tick, it is released for another to
+        take (or this poller, next tick)."""
+        retaken = sorted(set(held) & self._interrupted)
+        if retaken:
+            self._tell({s: t for s, t in held.items() if s not in retaken}, started)
+            if self._settle(self.tick_seconds):
+                self._interrupted.clear()
+                logger.info("Took back %d shards, nothing of before left", len(retaken))
+            else:
+                self._release(retaken, held)
+                held = {s: t for s, t in held.items() if s not in retaken}
+        return self._tell(held, started)
+
+    def _tell(self, held: dict[int, int], started: float) -> Ownership:
+        self._tokens = held
+        ownership = self._ownership(started)
+        self._on_change(ownership)
         return ownership
 
     def lost_contact(self) -> None:
@@ -133,7 +173,7 @@ class LeaseKeeper:
             close_connection()
         with transaction.atomic():
             PollerNode.objects.filter(pk=self.node_id).update(stopped_at=timezone.now())
-            self._release(list(self._tokens))
+            self._release(list(self._tokens), self._tokens)
 
     def _hand_over(self, shards: list[int], ownership: Ownership) -> None:
         """Stop polling `shards`, wait until their results are saved, then
@@ -143,10 +183,12 @@ class LeaseKeeper:
         self._on_change(Ownership(self.shard_count, kept, ownership.trusted_until))
         # No longer than a tick: the renewal must not wait for it.
         if self._settle(self.tick_seconds):
-            self._release(shards)
+            self._interrupted.clear()  # settled, whatever was not polled
+            self._release(shards, self._tokens)
             logger.info("Handed over %d shards", len(shards))
 
-    def _release(self, shards: list[int]) -> None:
+    def _release(self, shards: list[int], held: dict[int, int]) -> None:
+        """Give these leases back; the engine no longer polls them."""
         if not shards:
             return
         with transaction.atomic():
@@ -155,7 +197,7 @@ class LeaseKeeper:
                 {"node": self.node_id, "shards": shards, "region": self.region_id},
             )
         self.statements += 1
-        self._tokens = {s: t for s, t in self._tokens.items() if s not in shards}
+        self._tokens = {s: t for s, t in held.items() if s not in shards}
 
     def _ownership(self, started: float) -> Ownership:
         return Ownership(

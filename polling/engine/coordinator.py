@@ -264,16 +264,23 @@ class Coordinator:
         queued polls are not made); those of shards gained are loaded and
         continue their cadence from their last stored result."""
         old, self._ownership = self._ownership, ownership
-        self._scheduler.trust_until(ownership.trusted_until)
-        if old.shards == ownership.shards and old.count == ownership.count:
-            return
+        same = old.shards == ownership.shards and old.count == ownership.count
+        running = self._state in (RunState.STARTING, RunState.RUNNING)
         lost = sorted(old.shards - ownership.shards)
         gained = sorted(ownership.shards - old.shards)
         if lost:
             logger.warning("Lost %d shards: %s", len(lost), _shard_list(lost))
+            if running:
+                # Before the trust is renewed: a poller back from a pause
+                # would otherwise dispatch the lost projects' old due times
+                # (dropped by _may_poll, but counted as skipped ticks).
+                self._scheduler.retain(ownership.owns)
+        self._scheduler.trust_until(ownership.trusted_until)
+        if same:
+            return
         if gained:
             logger.info("Took %d shards: %s", len(gained), _shard_list(gained))
-        if self._state in (RunState.STARTING, RunState.RUNNING):
+        if running:
             self._apply_reload(self._load_all())
 
     def settle(self, timeout: float) -> bool:
