@@ -97,8 +97,9 @@ class LeaseKeeper:
         if the database is unreachable), then tick from a thread."""
         ensure_lease_rows(self.shard_count, self.region_id)
         self.tick()
-        self._thread = threading.Thread(target=self._run, name="poller-leases")
-        self._thread.start()
+        thread = threading.Thread(target=self._run, name="poller-leases")
+        thread.start()  # RuntimeError when no thread can be started
+        self._thread = thread  # only a started thread is joined at stop()
 
     def stop(self, timeout: float | None = None) -> None:
         self._stopping.set()
