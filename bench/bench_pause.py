@@ -44,6 +44,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -87,6 +88,10 @@ class _Ok(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # A poller taking shards over polls hundreds of projects at once: with
+    # socketserver's backlog of 5 their connections waited for SYN
+    # retries, timed out, and the polls failing held the next windows.
+    request_queue_size = 4096
 
     def handle_error(self, request, client_address) -> None:
         pass  # a poller killed or paused mid-request: nothing to report
@@ -205,10 +210,14 @@ def run_once(args, url: str) -> bool:
             t0 = _wait_started(pollers)
             start_wall = time.time()
             play(pollers, args.timeline, t0)
-        finally:
+        except BaseException:
             for poller in pollers:
                 poller.signal(signal.SIGCONT)
                 poller.signal(signal.SIGTERM)
+            raise
+        finally:
+            # One SIGTERM each (play() sent it): a second one makes a
+            # poller exit at once, with status 1.
             statuses = [poller.wait() for poller in pollers]
     since = start_wall + 2 * args.interval
     stop_wall = start_wall + args.timeline.stop_at
@@ -261,6 +270,8 @@ def report(args, counted: dict, pollers: list[Poller], start: float, statuses):
         f"{counted['missed']} missed, {counted['extra']} doubled "
         f"(from {counted['since'] - start:.0f} s to {counted['until'] - start:.0f} s)"
     )
+    if counted["failed"]:
+        print(f"  failed polls (the target's, not the fleet's): {counted['failed']}")
     for gap in counted["gaps"][:20]:
         stored = ", ".join(f"{at - start:.1f}" for at in gap["stored"])
         print(
@@ -354,8 +365,12 @@ def count_windows(since: float, until: float, interval: int, shards: int) -> dic
                     "stored": [at.timestamp() for at in times],
                 }
             )
+    failed = Counter(
+        rows.exclude(error_message="").values_list("error_message", flat=True)
+    )
     connection.close()
     return {
+        "failed": dict(failed.most_common(5)),
         "since": since - interval,
         "until": until,
         "due": len(by_project) * due_each,
