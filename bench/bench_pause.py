@@ -27,8 +27,10 @@ none is stored twice.
     --keep-logs  keep the pollers' logs (their folder is printed)
 
 PG_URL (default postgres://postgres@127.0.0.1:5432) chooses the server,
-BENCH_DB_SUFFIX names the database (monitor_bench_pause_<suffix>). Exits
-with status 1 when a run missed or doubled a window.
+BENCH_DB_SUFFIX names the database (monitor_bench_pause_<suffix>). Prints
+each run and publishes them as docs/benchmarks/<date>-pause-<HHMM>.md
+(not with --quick); exits with status 1 when a run missed or doubled a
+window.
 """
 
 from __future__ import annotations
@@ -50,11 +52,22 @@ from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from harness import ROOT, django_env, drop_database, fresh_database_url, manage
+from harness import (
+    ROOT,
+    django_env,
+    drop_database,
+    fresh_database_url,
+    git_head,
+    machine,
+    manage,
+    relative_command,
+)
+from run_logs import publish_run
 
 SUFFIX = os.environ.get("BENCH_DB_SUFFIX", "pause")
 PG_URL = os.environ.get("PG_URL", "postgres://postgres@127.0.0.1:5432") + "/postgres"
 STARTED = "Poller started with"
+NAMES = ("killed", "paused", "steady")
 # Log lines that tell how the shards moved, shown with their times.
 MOVES = re.compile(r"Took \d+ shards|Lost \d+ shards|Handed over \d+ shards")
 LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})")
@@ -150,18 +163,41 @@ class Poller:
 
 def main() -> None:
     args = parse_args()
-    failed = 0
-    url = ""
+    started = datetime.now(UTC)
+    sections, failed, url = [], 0, ""
     try:
         for number in range(1, args.runs + 1):
             print(f"== run {number} of {args.runs}", flush=True)
             url = fresh_database_url(f"monitor_bench_pause_{SUFFIX}", base=PG_URL)
-            failed += not run_once(args, url)
+            passed, lines = run_once(args, url)
+            failed += not passed
+            sections += [f"Run {number} of {args.runs}:", "", *lines, ""]
     finally:
         if url:
             drop_database(url)
-    print(f"\n{args.runs - failed} of {args.runs} runs missed no window")
+    verdict = f"{args.runs - failed} of {args.runs} runs missed no window"
+    print(f"\n{verdict}")
+    text = "\n".join([*header(args, started), *sections, f"**{verdict}.**", ""])
+    if not args.quick:
+        print(f"Published: {publish_run('pause', text, when=started)}")
     sys.exit(1 if failed else 0)
+
+
+def header(args, started: datetime) -> list[str]:
+    leases = poller_env(args) or {"leases": "the settings' defaults"}
+    timeline = args.timeline
+    return [
+        f"#### Pause run {started:%Y-%m-%d %H:%M} UTC",
+        "",
+        f"- machine: {machine()}; git {git_head()}",
+        f"- command: `{relative_command(sys.argv)}`",
+        f"- {args.projects} projects every {args.interval} s, 3 pollers; "
+        f"{', '.join(f'{k} {v}' for k, v in leases.items())}",
+        f"- SIGKILL one at {timeline.kill_at:g} s, SIGSTOP another at "
+        f"{timeline.pause_at:g} s for {timeline.pause_for:g} s, SIGTERM all at "
+        f"{timeline.stop_at:g} s (from the moment all three have started)",
+        "",
+    ]
 
 
 def parse_args() -> argparse.Namespace:
@@ -197,8 +233,9 @@ def poller_env(args) -> dict[str, str]:
     return {name: str(value) for name, value in given.items() if value is not None}
 
 
-def run_once(args, url: str) -> bool:
-    """One run of the scenario on a fresh database; whether it passed."""
+def run_once(args, url: str) -> tuple[bool, list[str]]:
+    """One run of the scenario on a fresh database: whether it passed, and
+    its report."""
     manage(url, "migrate", "--no-input")
     logs = Path(tempfile.mkdtemp(prefix="bench-pause-"))
     with Target(args.port) as target:
@@ -225,13 +262,13 @@ def run_once(args, url: str) -> bool:
     until = since + windows * args.interval
     shards = args.shards or 256
     counted = _in_child(url, "count", since, until, args.interval, shards)
-    report(args, counted, pollers, start_wall, statuses)
+    lines = report(counted, pollers, start_wall, statuses)
     passed = counted["missed"] == 0 and counted["extra"] == 0
     if args.keep_logs or not passed:
         print(f"logs: {logs}")
     else:
         shutil.rmtree(logs, ignore_errors=True)
-    return passed
+    return passed, lines
 
 
 def _wait_started(pollers: list[Poller]) -> float:
@@ -259,25 +296,33 @@ def play(pollers: list[Poller], timeline: Timeline, t0: float) -> None:
         poller.signal(signal.SIGTERM)
 
 
-def report(args, counted: dict, pollers: list[Poller], start: float, statuses):
-    names = ("killed", "paused", "steady")
-    for name, poller, status in zip(names, pollers, statuses, strict=True):
-        print(f"  {name} poller (exit {status}):")
-        for at, line in _moves(poller.output(), start):
-            print(f"    {at:7.1f} s  {line}")
-    print(
-        f"  windows {counted['stored']} stored of {counted['due']} due; "
+def report(counted: dict, pollers: list[Poller], start: float, statuses) -> list:
+    """The run in Markdown lines (printed too): the shard moves each poller
+    logged, the windows counted, every project that missed one."""
+    lines = ["```"]
+    for name, poller, status in zip(NAMES, pollers, statuses, strict=True):
+        lines.append(f"{name} poller (exit {status}):")
+        lines += [
+            f"  {at:7.1f} s  {line}" for at, line in _moves(poller.output(), start)
+        ]
+    lines += [
+        f"windows {counted['stored']} stored of {counted['due']} due; "
         f"{counted['missed']} missed, {counted['extra']} doubled "
         f"(from {counted['since'] - start:.0f} s to {counted['until'] - start:.0f} s)"
-    )
+    ]
     if counted["failed"]:
-        print(f"  failed polls (the target's, not the fleet's): {counted['failed']}")
+        lines.append(
+            f"failed polls (the target's, not the fleet's): {counted['failed']}"
+        )
     for gap in counted["gaps"][:20]:
         stored = ", ".join(f"{at - start:.1f}" for at in gap["stored"])
-        print(
-            f"    project {gap['project']} (shard {gap['shard']}): "
+        lines.append(
+            f"  project {gap['project']} (shard {gap['shard']}): "
             f"{gap['missed']} missed, {gap['doubled']} doubled; stored at {stored} s"
         )
+    lines.append("```")
+    print("\n".join(lines[1:-1]), flush=True)
+    return lines
 
 
 def _moves(output: str, start: float) -> list[tuple[float, str]]:
