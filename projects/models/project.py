@@ -12,21 +12,21 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from projects.blocked_targets import blocked_url_problem
-from projects.models.deletion import LockedDelete, ProjectQuerySet
-from projects.models.teams import NamedInTeam, Team, team_field
-from projects.project_rules import (
+from projects.checks.blocked_targets import blocked_url_problem
+from projects.checks.combinations import (
     coerce_field_values,
     combination_errors,
     normalized_status_codes,
 )
-from projects.units import SECONDS_PER_UNIT
-from projects.validators import (
+from projects.checks.units import SECONDS_PER_UNIT
+from projects.checks.validators import (
     validate_headers,
     validate_http_url,
     validate_json_query,
     validate_status_codes,
 )
+from projects.models.deletion import LockedDelete, ProjectQuerySet
+from projects.models.teams import NamedInTeam, Team, team_field
 
 DEFAULT_INTERVAL = 5
 DEFAULT_TIMEOUT_SECONDS = 10
