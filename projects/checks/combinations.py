@@ -9,14 +9,13 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 
 from projects.checks.expectations import (
-    format_status_codes,
     is_number,
+    normalized_status_codes,
     parse_expected_value,
-    parse_status_codes,
 )
+from projects.checks.kinds import kind_of
 
 NO_BODY_ON_HEAD = "A HEAD request gets no body to check: use GET."
-TCP_SENDS_NOTHING = "A TCP check only opens a connection: {what}."
 HEARTBEAT_IS_NOT_POLLED = "A heartbeat project is not polled: {what}."
 ORDERING_OPERATORS = ("<", ">")
 
@@ -47,28 +46,16 @@ def combination_errors(project) -> dict[str, str]:
     errors: dict[str, str] = {}
     if project.is_heartbeat:
         return _heartbeat_errors(project)
+    kind = kind_of(project.url) if project.url else None
     if not project.url:
         errors["url"] = "Enter the URL to poll."
-    elif project.is_tcp:
-        errors.update(_tcp_errors(project))
+    elif kind and not kind.sends_http:
+        errors.update(_unused(project, kind.unused_reason))
     elif project.method == "HEAD":
         errors.update(_head_errors(project))
     errors.update(_json_errors(project))
     errors.update(_slow_errors(project))
     return errors
-
-
-def normalized_status_codes(text: str) -> str:
-    """The expected status codes spelled canonically; unchanged when they
-    cannot be read (the field's validator says why)."""
-    try:
-        return format_status_codes(parse_status_codes(text))
-    except ValueError:
-        return text
-
-
-def _tcp_errors(project) -> dict[str, str]:
-    return _unused(project, TCP_SENDS_NOTHING)
 
 
 def _heartbeat_errors(project) -> dict[str, str]:
@@ -144,20 +131,8 @@ def up_rules(project) -> list[str]:
             f"a ping every {project.interval_display.removeprefix('every ')}, "
             f"up to {project.grace_seconds} s late, and no failure reported"
         ]
-    if project.is_tcp:
-        rules = ["the port accepts a connection"]
-    else:
-        rules = [f"status {normalized_status_codes(project.expected_status)}"]
-        if project.keyword:
-            verb = (
-                "contains" if project.keyword_mode == "contains" else "does not contain"
-            )
-            rules.append(f"the body {verb} “{project.keyword}”")
-        if project.json_query:
-            rules.append(
-                f"JSON {project.json_query} {project.json_operator} "
-                f"{project.json_expected}"
-            )
+    kind = kind_of(project.url)
+    rules = kind.up_rules(project) if kind else []
     if project.max_response_time_ms:
         rules.append(f"faster than {project.max_response_time_ms:,} ms")
     return rules

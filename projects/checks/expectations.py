@@ -68,3 +68,12 @@ def parse_expected_value(text: str) -> object:
 
 def is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def normalized_status_codes(text: str) -> str:
+    """The expected status codes spelled canonically; unchanged when they
+    cannot be read (the field's validator says why)."""
+    try:
+        return format_status_codes(parse_status_codes(text))
+    except ValueError:
+        return text
