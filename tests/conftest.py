@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import ssl
+import threading
 
 import pytest
 import trustme
@@ -20,6 +21,12 @@ def poller_syncs_sent():
     from polling.receivers import SENDER
 
     SENDER.flush()
+
+
+@pytest.fixture
+def threads_before() -> set[threading.Thread]:
+    """The threads alive when the test began (see tests/support/threads.py)."""
+    return set(threading.enumerate())
 
 
 @pytest.fixture

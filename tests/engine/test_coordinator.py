@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -15,6 +14,7 @@ from polling.store import target_from_project
 from polling.wiring import database_coordinator
 from projects.models import PollResult, Project
 from tests.support.factories import quick_projects
+from tests.support.threads import poller_threads
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -143,7 +143,7 @@ def test_it_reloads_on_its_own(target_server, coordinator):
     wait_until(lambda: poller.status().active_projects == 2)
 
 
-def test_stop_is_idempotent_and_final(target_server, coordinator):
+def test_stop_is_idempotent_and_final(threads_before, target_server, coordinator):
     make_projects(target_server, 5)
     poller = coordinator()
     poller.start()
@@ -154,7 +154,7 @@ def test_stop_is_idempotent_and_final(target_server, coordinator):
     poller.stop()
     assert poller.state is RunState.STOPPED
     # Nothing is left that could poll or write.
-    assert poller_threads() == []
+    assert poller_threads(threads_before) == []
     with pytest.raises(RuntimeError, match="cannot start"):
         poller.start()
     with pytest.raises(NotRunning, match="the poller is stopped"):
@@ -163,10 +163,6 @@ def test_stop_is_idempotent_and_final(target_server, coordinator):
         poller.reload_projects()
     with pytest.raises(NotRunning):
         poller.scale_to(3)
-
-
-def poller_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("poller-")]
 
 
 def test_stop_saves_the_results_of_polls_in_flight(target_server, coordinator):
@@ -256,7 +252,7 @@ class FailingSource:
         self.closed = True
 
 
-def test_a_start_that_fails_leaves_nothing_running():
+def test_a_start_that_fails_leaves_nothing_running(threads_before):
     from polling.store import DatabaseResultStore
 
     poller = Coordinator(
@@ -267,7 +263,7 @@ def test_a_start_that_fails_leaves_nothing_running():
     with pytest.raises(OperationalError):
         poller.start()
     assert poller.state is RunState.STOPPED
-    assert poller_threads() == []
+    assert poller_threads(threads_before) == []
     with pytest.raises(RuntimeError, match="cannot start"):
         poller.start()
 
@@ -302,7 +298,9 @@ def test_the_scheduler_runs_before_the_first_load_goes_in(monkeypatch):
 
 
 @pytest.mark.slow
-def test_stop_returns_on_time_during_a_database_outage(target_server, coordinator):
+def test_stop_returns_on_time_during_a_database_outage(
+    threads_before, target_server, coordinator
+):
     make_projects(target_server, 20, interval=1)
     poller = coordinator(max_concurrent_http=10)
     poller.start()
@@ -318,7 +316,7 @@ def test_stop_returns_on_time_during_a_database_outage(target_server, coordinato
     assert at_stop.results_unsaved >= 20
     # On SQLite the writer may still be waiting for the lock inside the
     # store; once it returns, every poll is either saved or counted unsaved.
-    wait_until(lambda: poller_threads() == [], timeout=15)
+    wait_until(lambda: poller_threads(threads_before) == [], timeout=15)
     status = poller.status()
     assert PollResult.objects.count() == status.results_written
     assert status.results_written + status.results_unsaved == status.polls_total

@@ -3,7 +3,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
-import threading
 
 import pytest
 
@@ -12,11 +11,14 @@ from polling.run import parts, poller
 from polling.run.options import CannotRun, RunOptions
 from projects.models import PollResult
 from tests.support.factories import quick_projects
+from tests.support.threads import poller_threads
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_a_stop_asked_for_during_start_up_starts_nothing(target_server, monkeypatch):
+def test_a_stop_asked_for_during_start_up_starts_nothing(
+    threads_before, target_server, monkeypatch
+):
     quick_projects(target_server, 3, timeout=5)
     take_lock = parts.single_poller_lock
 
@@ -34,7 +36,7 @@ def test_a_stop_asked_for_during_start_up_starts_nothing(target_server, monkeypa
     assert target_server.count("/ok") == 0
     assert PollResult.objects.count() == 0
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-    assert [t for t in threading.enumerate() if t.name.startswith("poller-")] == []
+    assert poller_threads(threads_before) == []
 
 
 def stopped_status(**changes) -> PollerStatus:

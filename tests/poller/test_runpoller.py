@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from io import StringIO
 from pathlib import Path
@@ -21,6 +20,7 @@ from polling.engine.status import PollerStatus
 from projects.models import PollResult
 from tests.support.factories import quick_projects
 from tests.support.processes import process_env, sigterm_when
+from tests.support.threads import poller_threads
 from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,7 +122,7 @@ def test_it_prints_its_final_status_as_one_json_line(target_server):
 
 
 def test_an_error_in_the_status_loop_stops_the_poller_in_order(
-    target_server, monkeypatch
+    threads_before, target_server, monkeypatch
 ):
     quick_projects(target_server, 3, timeout=5)
 
@@ -132,7 +132,7 @@ def test_an_error_in_the_status_loop_stops_the_poller_in_order(
     monkeypatch.setattr(PollerStatus, "line", broken_line)
     with pytest.raises(ValueError, match="the status line is broken"):
         call_command("runpoller", "--status-interval", "0.05", stdout=StringIO())
-    assert poller_threads() == []
+    assert poller_threads(threads_before) == []
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     # What was polled before the error was saved.
     assert PollResult.objects.count() == target_server.count("/ok")
@@ -189,10 +189,6 @@ def test_a_high_limit_starts_no_threads_it_does_not_need(target_server):
         poller.kill()
     assert poller.returncode == 0, err[-2000:]
     assert PollResult.objects.filter(project=project).exists()
-
-
-def poller_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("poller-")]
 
 
 # Runs the real runpoller in a process of its own, with one start-up step
