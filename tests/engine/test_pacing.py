@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from polling import store
 from polling.engine.config import PollerConfig
 from polling.engine.coordinator import Coordinator
 from polling.engine.pacing import Pacer, no_pause
+from polling.store import targets as store
 from tests.support.engine_fakes import NoSource, NoStore
 from tests.support.waiting import wait_until
 
