@@ -14,9 +14,9 @@ from django.utils import timezone
 
 from polling.leases import LeaseFence
 from projects.models import PollerNode, ShardLease
-from tests.fleet import needs_postgresql
-from tests.outcomes import outcome
-from tests.test_leases import SHARDS, Keeper, expire_everything, held_by, node
+from tests.support.fleet import needs_postgresql
+from tests.support.leases import SHARDS, Keeper, expire_everything, held_by, node
+from tests.support.outcomes import outcome
 
 pytestmark = [pytest.mark.django_db, needs_postgresql]
 

@@ -25,9 +25,15 @@ import pytest
 from django.utils import timezone
 
 from projects.models import PollResult, ShardLease
-from tests.factories import quick_projects
-from tests.fleet import SHARDS, STARTUP, Poller, balanced_among, needs_postgresql
-from tests.waiting import wait_until
+from tests.support.factories import quick_projects
+from tests.support.fleet import (
+    SHARDS,
+    STARTUP,
+    Poller,
+    balanced_among,
+    needs_postgresql,
+)
+from tests.support.waiting import wait_until
 
 pytestmark = [
     pytest.mark.slow,

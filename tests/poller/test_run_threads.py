@@ -12,9 +12,9 @@ import sys
 import pytest
 
 from projects.models import PollerNode, ShardLease
-from tests.factories import quick_projects
-from tests.fleet import needs_postgresql
-from tests.processes import ROOT, process_env
+from tests.support.factories import quick_projects
+from tests.support.fleet import needs_postgresql
+from tests.support.processes import ROOT, process_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), needs_postgresql]
 
