@@ -4,10 +4,13 @@
 
 Three runpoller processes on PostgreSQL share --projects projects polled
 every --interval seconds (default 600 at 20 s) from a loopback target
-served here. Counted from the moment all three have started: one is
-killed with SIGKILL at --kill-at (30 s), another is stopped with SIGSTOP
-at --pause-at (60 s) for --pause-for (45 s) and continued with SIGCONT,
-and every poller left is stopped with SIGTERM at --stop-at (150 s). The
+served here. Counted from the moment all three have started (each
+holds shards: on a loaded machine that came up to 10 s after its engine
+had started, and a kill at 30 s of that clock took projects whose first
+poll was not saved yet, with no window to go on from): one is killed with
+SIGKILL at --kill-at (30 s), another is stopped with SIGSTOP at
+--pause-at (60 s) for --pause-for (45 s) and continued with SIGCONT, and
+every poller left is stopped with SIGTERM at --stop-at (150 s). The
 leases keep the settings' defaults (POLLER_SHARDS 256, TTL 15 s, tick
 5 s) unless --shards, --ttl or --tick say otherwise.
 
@@ -67,6 +70,7 @@ from run_logs import publish_run
 SUFFIX = os.environ.get("BENCH_DB_SUFFIX", "pause")
 PG_URL = os.environ.get("PG_URL", "postgres://postgres@127.0.0.1:5432") + "/postgres"
 STARTED = "Poller started with"
+TOOK = "INFO polling.engine.coordinator: Took "
 NAMES = ("killed", "paused", "steady")
 # Log lines that tell how the shards moved, shown with their times.
 MOVES = re.compile(r"Took \d+ shards|Lost \d+ shards|Handed over \d+ shards")
@@ -147,7 +151,9 @@ class Poller:
         return self.log.read_text(errors="replace")
 
     def started(self) -> bool:
-        return STARTED in self.output()
+        """Whether it polls: its engine started and it holds shards."""
+        output = self.output()
+        return STARTED in output and TOOK in output
 
     def signal(self, signum: int) -> None:
         if self.process.poll() is None:

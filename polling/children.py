@@ -9,13 +9,11 @@ share the projects through shard leases, so this needs PostgreSQL.
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
-
-from polling.run.stop_signals import install, take_over
+from typing import Protocol
 
 ROOT = Path(__file__).resolve().parent.parent
 # How often the parent looks for children that ended (a signal wakes it
@@ -68,33 +66,15 @@ class ChildPollers:
         return next((s for s in statuses if s not in explained), 0)
 
 
-class SignalsToForward:
-    """While entered, every SIGTERM and SIGINT (a second one too) is noted
-    for the children, and so is each one noted since catch_early(); on exit
-    the handlers before are back."""
+class ReceivedSignals(Protocol):
+    """The signals this process got, in order, and an event set at each
+    (polling/run/stop_signals.py SignalsToForward)."""
 
-    def __init__(self) -> None:
-        self.received: list[int] = []
-        self.arrived = threading.Event()
-        self._previous: dict[int, object] = {}
-
-    def __enter__(self) -> SignalsToForward:
-        self._previous = install(self._on_signal)
-        for signum in take_over():
-            self._on_signal(signum, None)
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-
-    def _on_signal(self, signum, frame) -> None:
-        # Noted only: the main thread forwards them (run_children).
-        self.received.append(signum)
-        self.arrived.set()
+    received: list[int]
+    arrived: threading.Event
 
 
-def run_children(children: ChildPollers, bind: str, signals: SignalsToForward) -> int:
+def run_children(children: ChildPollers, bind: str, signals: ReceivedSignals) -> int:
     """Start the children, then pass every signal this process gets on to
     each child once, whenever it came, until they have all exited; their
     worst exit status."""

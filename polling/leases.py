@@ -19,9 +19,15 @@ before the outage and have yet to save. From the tick after, expired
 leases of pollers that did not come back are taken over as usual.
 
 The engine only hears the outcome, as an Ownership: the shards held, and
-the monotonic time until which they can be trusted (the tick's start +
-TTL - margin), measured before the statement ran, so it ends before any
-other poller can have taken them over.
+the time until which they can be trusted (the tick's start + TTL -
+margin, on the monotonic and on the wall clock), measured before the
+statement ran, so it ends before any other poller can have taken them
+over.
+
+A shard whose holding was interrupted (lost, or taken back after another
+poller held it: its token moved by two or more) is polled again only
+once nothing of that holding is left in memory (see _publish): a poller
+back from a stall proves its queues are current before it polls it.
 """
 
 from __future__ import annotations
@@ -68,6 +74,7 @@ class LeaseKeeper:
         on_change: Callable[[Ownership], None],
         settle: Callable[[float], bool],
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.node_id = node_id
         self.shard_count = shard_count
@@ -78,6 +85,7 @@ class LeaseKeeper:
         self._on_change = on_change
         self._settle = settle
         self._clock = clock
+        self._wall_clock = wall_clock
         # Shard -> token of the leases the engine polls under (the fence
         # saves only results of these).
         self._tokens: dict[int, int] = {}
@@ -108,7 +116,7 @@ class LeaseKeeper:
 
     def tick(self) -> Ownership:
         """Renew, take and balance; tell the engine what is held now."""
-        started = self._clock()
+        started = self._clock(), self._wall_clock()
         with transaction.atomic():
             rows = _run(renew_and_claim_sql(), self._params())
         self.statements += 1
@@ -132,7 +140,7 @@ class LeaseKeeper:
             if shard not in held or held[shard] - token >= 2:
                 self._interrupted.add(shard)
 
-    def _publish(self, held: dict[int, int], started: float) -> Ownership:
+    def _publish(self, held: dict[int, int], started: tuple[float, float]) -> Ownership:
         """Tell the engine which shards to poll, and the fence which tokens
         to save under. A shard whose last holding was interrupted is
         published only once nothing of that holding is left: first without
@@ -152,7 +160,7 @@ class LeaseKeeper:
                 held = {s: t for s, t in held.items() if s not in retaken}
         return self._tell(held, started)
 
-    def _tell(self, held: dict[int, int], started: float) -> Ownership:
+    def _tell(self, held: dict[int, int], started: tuple[float, float]) -> Ownership:
         self._tokens = held
         ownership = self._ownership(started)
         self._on_change(ownership)
@@ -181,7 +189,14 @@ class LeaseKeeper:
         release them. If saving takes too long they stay held; the next
         tick takes them up again."""
         kept = frozenset(ownership.shards - set(shards))
-        self._on_change(Ownership(self.shard_count, kept, ownership.trusted_until))
+        self._on_change(
+            Ownership(
+                self.shard_count,
+                kept,
+                ownership.trusted_until,
+                ownership.trusted_until_wall,
+            )
+        )
         # No longer than a tick: the renewal must not wait for it.
         if self._settle(self.tick_seconds):
             self._interrupted.clear()  # settled, whatever was not polled
@@ -200,11 +215,15 @@ class LeaseKeeper:
         self.statements += 1
         self._tokens = {s: t for s, t in held.items() if s not in shards}
 
-    def _ownership(self, started: float) -> Ownership:
+    def _ownership(self, started: tuple[float, float]) -> Ownership:
+        """The shards held, trusted until the tick's start (on the monotonic
+        clock, and on the wall clock) + TTL - margin."""
+        trust = self.ttl - trust_margin(self.ttl)
         return Ownership(
             self.shard_count,
             frozenset(self._tokens),
-            trusted_until=started + self.ttl - trust_margin(self.ttl),
+            trusted_until=started[0] + trust,
+            trusted_until_wall=started[1] + trust,
         )
 
     def _params(self) -> dict:

@@ -82,6 +82,7 @@ class Coordinator:
         ownership: Ownership | None = None,
         lease_statements: Callable[[], int] = lambda: 0,
         clock=time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
         self._source = source
@@ -90,6 +91,7 @@ class Coordinator:
         self._ownership = ownership or Ownership.everything()
         self._lease_statements = lease_statements
         self._clock = clock
+        self._wall_clock = wall_clock
         self._state = RunState.NEW
         self._lock = threading.Lock()  # guards _state
         self._reload_lock = threading.Lock()
@@ -306,7 +308,7 @@ class Coordinator:
     def _may_poll(self, task: Task) -> bool:
         ownership = self._ownership
         return ownership.owns(task.target.project_id) and ownership.trusted(
-            self._clock()
+            self._clock(), self._wall_clock()
         )
 
     def scale_to(self, limit: int) -> None:

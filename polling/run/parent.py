@@ -6,8 +6,9 @@ import os
 
 from django.conf import settings
 
-from polling.children import ChildPollers, SignalsToForward, run_children
+from polling.children import ChildPollers, run_children
 from polling.run.options import CannotRun, RunOptions
+from polling.run.stop_signals import SignalsToForward
 from polling.wiring import shares_projects
 
 

@@ -76,3 +76,29 @@ class StopSignals:
         if self.requested.is_set():
             os._exit(1)
         self.requested.set()
+
+
+class SignalsToForward:
+    """While entered, every SIGTERM and SIGINT (a second one too) is noted
+    for the children, and so is each one noted since catch_early(); on exit
+    the handlers before are back."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.arrived = threading.Event()
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> SignalsToForward:
+        self._previous = install(self._on_signal)
+        for signum in take_over():
+            self._on_signal(signum, None)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _on_signal(self, signum, frame) -> None:
+        # Noted only: the main thread forwards them (run_children).
+        self.received.append(signum)
+        self.arrived.set()

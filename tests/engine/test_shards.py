@@ -24,6 +24,15 @@ def test_a_project_belongs_to_the_shard_of_its_id_modulo_the_count():
     assert ownership.trusted(10) is False
 
 
+def test_leases_are_trusted_only_while_both_clocks_say_so():
+    """A frozen VM's monotonic clock may stand still through the pause; its
+    wall clock is set right when it resumes (issue #39)."""
+    ownership = Ownership(4, frozenset({1}), trusted_until=10, trusted_until_wall=500)
+    assert ownership.trusted(9, 499) is True
+    assert ownership.trusted(9, 500) is False  # the monotonic clock stood still
+    assert ownership.trusted(10, 499) is False
+
+
 def test_a_lone_poller_owns_everything_for_ever():
     ownership = Ownership.everything()
     assert ownership.owns(12345) is True

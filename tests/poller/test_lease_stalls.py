@@ -12,7 +12,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from polling.leases import LeaseFence
+from polling.leases import LeaseFence, trust_margin
 from projects.models import PollerNode, ShardLease
 from tests.support.fleet import needs_postgresql
 from tests.support.leases import SHARDS, Keeper, expire_everything, held_by, node
@@ -102,6 +102,13 @@ def test_shards_taken_back_after_an_outage_nobody_else_held_need_no_settle():
     keeper.lost_contact()
     assert keeper.tick().shards == EVERY
     assert keeper.waits == []
+
+
+def test_leases_are_trusted_for_ttl_less_margin_on_both_clocks():
+    keeper = Keeper(node("a"))
+    ownership = keeper.tick()
+    assert ownership.trusted_until == keeper.now + 15 - trust_margin(15)
+    assert ownership.trusted_until_wall == keeper.wall + 15 - trust_margin(15)
 
 
 def test_the_first_shards_a_poller_takes_need_no_settle():

@@ -26,6 +26,7 @@ class Keeper(LeaseKeeper):
     def __init__(self, poller: PollerNode, *, settled: bool = True) -> None:
         self.heard: list[Ownership] = []
         self.now = 100.0
+        self.wall = 1_800_000_000.0
         super().__init__(
             node_id=poller.pk,
             shard_count=SHARDS,
@@ -34,6 +35,7 @@ class Keeper(LeaseKeeper):
             on_change=self.heard.append,
             settle=lambda timeout: settled,
             clock=lambda: self.now,
+            wall_clock=lambda: self.wall,
         )
         ensure_lease_rows(SHARDS)
 
