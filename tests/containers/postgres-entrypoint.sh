@@ -17,4 +17,6 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
             postgres --single -D "$PGDATA" -j postgres >/dev/null
     fi
 fi
+# Arguments as the public image takes them: `postgres -c name=value ...`.
+[ "${1:-}" != postgres ] || shift
 exec postgres -c listen_addresses='*' "$@"

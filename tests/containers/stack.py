@@ -76,8 +76,7 @@ def start_stack(
 ) -> Stack:
     """db, then migrate, then web, worker, tasks and the target, each
     waited for; the caller calls down() whatever happens."""
-    for name in ("compose.yaml",):
-        shutil.copy(ROOT / name, directory / name)
+    shutil.copy(ROOT / "compose.yaml", directory / "compose.yaml")
     shutil.copy(HERE / "compose.test.yaml", directory / "compose.test.yaml")
     write_env(directory, app_image=app_image, postgres_image=postgres_image)
     stack = Stack(podman, directory, project=f"uptimetest{secrets.token_hex(4)}")
@@ -108,18 +107,20 @@ def start_in_order(stack: Stack) -> None:
 
 
 def write_env(directory: Path, *, app_image: str, postgres_image: str) -> None:
-    """The .env a user writes from .env.example, plus the test's images, a
-    web port the host picks, and polls a second apart."""
+    """.env.example as a user fills it in, plus the test's images, a web
+    port the host picks, and polls a second apart."""
     settings = {
         "SECRET_KEY": secrets.token_urlsafe(50),
         "POSTGRES_PASSWORD": secrets.token_hex(16),
         "POLLER_CONTROL_TOKEN": secrets.token_hex(32),
-        "HTTPS": "false",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "WEB_ADDRESS": "127.0.0.1:",
         "MIN_POLL_INTERVAL": "1",
         "UPTIME_MONITOR_IMAGE": app_image,
         "POSTGRES_IMAGE": postgres_image,
-        "WEB_ADDRESS": "127.0.0.1:",
     }
-    lines = [f"{name}={value}" for name, value in settings.items()]
+    lines = []
+    for line in (ROOT / ".env.example").read_text().splitlines():
+        name = line.partition("=")[0]
+        lines.append(f"{name}={settings.pop(name)}" if name in settings else line)
+    lines += [f"{name}={value}" for name, value in settings.items()]
     (directory / ".env").write_text("\n".join(lines) + "\n")
