@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
+from datetime import UTC, datetime
 from pathlib import Path
 
-from harness import machine, markdown_table, process_tree
+from harness import machine, markdown_table, process_tree, relative_command
 from run_logs import publish_run
 
 from tests.containers.podman import ROOT, base_image, build_image, usable_podman
@@ -58,17 +61,37 @@ def main() -> None:
         rows = [role_memory(stack, role) for role in ROLES]
     finally:
         stack.down()
-    report = "\n\n".join(
-        [
-            f"Image {APP_IMAGE}: {image_megabytes(podman, APP_IMAGE)} MB "
-            f"(base {image_megabytes(podman, base)} MB), after {args.idle:.0f} s "
-            f"idle with one project polled every {args.interval} s; {machine()}.",
-            markdown_table(rows),
-        ]
-    )
+    report = render(args, podman, base, rows)
     print(report)
     if args.publish:
         print(publish_run("container-footprint", report))
+
+
+def render(args, podman, base: str, rows: list[dict]) -> str:
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    ).stdout.strip()
+    python = podman.run("run", "--rm", "--entrypoint=python", APP_IMAGE, "-V")
+    return "\n".join(
+        [
+            f"#### Container footprint run {now}",
+            "",
+            f"- commit: `{commit}`",
+            f"- machine: {machine()}; in the image, {python.stdout.strip()}",
+            f"- image: {image_megabytes(podman, APP_IMAGE)} MB, of which the "
+            f"Debian base {image_megabytes(podman, base)} MB",
+            f"- idle for {args.idle:.0f} s after the start, one project polled "
+            f"every {args.interval} s",
+            f"- command: `{relative_command(sys.argv)}`",
+            "",
+            markdown_table(rows),
+            "",
+        ]
+    )
 
 
 def add_target_project(stack: Stack, interval: int) -> None:
