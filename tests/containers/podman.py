@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-TOOLS = ("podman", "podman-compose", "mmdebstrap", "runc")
+# runc is needed only where crun fails (above); the skip then says so.
+TOOLS = ("podman", "podman-compose", "mmdebstrap")
 INSTALL_HINT = "apt-get install -y podman podman-compose mmdebstrap runc"
 # The host's CA bundle, for pip inside a build behind a TLS-intercepting
 # proxy; it holds the usual public CAs too, so it is right on any machine.
