@@ -5,12 +5,18 @@
 #                             (creates an admin and prints its password once)
 #   anything else             a manage.py command: createsuperuser, shell, ...
 # Arguments after the role are added to its command. Each role's process
-# replaces this shell, so SIGTERM from `docker stop` reaches it directly.
+# replaces this shell, so the SIGTERM that tini passes on from `docker stop`
+# reaches it.
 set -eu
 cd /app
 
 procfile_command() {
-    sed -n "s/^$1: //p" Procfile
+    line=$(sed -n "s/^$1: //p" Procfile)
+    if [ -z "$line" ]; then
+        echo "The Procfile has no '$1' line." >&2
+        return 1
+    fi
+    printf '%s\n' "$line"
 }
 
 role=${1:-web}
@@ -20,11 +26,13 @@ case "$role" in
 web | worker | tasks)
     # The health check asks which role this container serves.
     echo "$role" > /tmp/uptime-monitor-role
+    command=$(procfile_command "$role")
     # The Procfile line as a shell would run it: ${PORT:-8000} and the like.
-    eval "exec $(procfile_command "$role") \"\$@\""
+    eval "exec $command \"\$@\""
     ;;
 migrate)
-    eval "$(procfile_command release) \"\$@\""
+    command=$(procfile_command release)
+    eval "$command \"\$@\""
     exec python manage.py ensureadmin
     ;;
 *)
