@@ -37,19 +37,29 @@ class PodmanUnusable(Exception):
     """podman cannot run containers here; the message says why."""
 
 
+class PodmanFailed(Exception):
+    """A podman command exited non-zero; the message has its stderr."""
+
+    def __init__(self, done: subprocess.CompletedProcess) -> None:
+        command = " ".join(done.args)
+        super().__init__(f"{command} exited {done.returncode}:\n{done.stderr[-3000:]}")
+
+
 @dataclass
 class Podman:
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
 
     def run(self, *args: str, timeout: float = 120, check: bool = True):
-        return subprocess.run(
+        done = subprocess.run(
             ["podman", *args],
             env=self.env,
             capture_output=True,
             text=True,
             timeout=timeout,
-            check=check,
         )
+        if check and done.returncode != 0:
+            raise PodmanFailed(done)
+        return done
 
     def compose(self, directory: Path, *args: str, timeout: float = 300):
         return subprocess.run(

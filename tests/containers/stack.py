@@ -62,8 +62,8 @@ class Stack:
         done = self.podman.run("port", self.container("web"), "8000/tcp")
         return done.stdout.strip().splitlines()[0]
 
-    def sql(self, query: str) -> str:
-        psql = ("psql", "--username=uptime", "--dbname=uptime", "-tAc", query)
+    def sql(self, query: str, *, database: str = "uptime") -> str:
+        psql = ("psql", "--username=uptime", f"--dbname={database}", "-tAc", query)
         return self.exec("db", *psql).stdout.strip()
 
     def down(self) -> None:
@@ -104,6 +104,20 @@ def start_in_order(stack: Stack) -> None:
     stack.up("web", "worker", "tasks", "target")
     for service in ("web", "worker"):
         wait_until(lambda s=service: stack.healthy(s), timeout=SERVICE_START_SECONDS)
+    wait_until(lambda: resolves(stack, "target"), timeout=SERVICE_START_SECONDS)
+
+
+def resolves(stack: Stack, name: str) -> bool:
+    """Whether the web container finds `name` through the network's DNS.
+
+    aardvark-dns (podman's) reloads its records for each container that
+    joins, and a query that arrives meanwhile goes unanswered; the resolver
+    then asks the host's name server next in resolv.conf, which has never
+    heard of "db" ("Name or service not known"). The target joined last,
+    so once it resolves, no reload is left to come.
+    """
+    lookup = f"import socket; socket.getaddrinfo({name!r}, None)"
+    return stack.exec("web", "python", "-c", lookup, check=False).returncode == 0
 
 
 def write_env(directory: Path, *, app_image: str, postgres_image: str) -> None:
