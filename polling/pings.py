@@ -67,7 +67,7 @@ def ping(request: HttpRequest, key: uuid.UUID, failed: bool = False) -> HttpResp
     project = _heartbeat(key)
     if project is None:
         return _answer(404, "no heartbeat project has this ping URL")
-    if not _allowed(project.pk):
+    if not within_rate_limit(project.pk):
         return _answer(429, "too many pings for this project; try again soon")
     if not project.enabled:
         return _answer(200, "the project is paused; the ping was not recorded")
@@ -120,7 +120,7 @@ def _is_preview(request: HttpRequest) -> bool:
     return request.method == "GET" and any(bot in agent for bot in PREVIEW_AGENTS)
 
 
-def _allowed(project_id: int, *, now: float | None = None) -> bool:
+def within_rate_limit(project_id: int, *, now: float | None = None) -> bool:
     """At most PING_RATE_LIMIT pings a minute per project (0: no limit),
     counted in fixed windows in the database."""
     limit = settings.PING_RATE_LIMIT
