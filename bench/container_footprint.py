@@ -1,12 +1,12 @@
 """Benchmark: the image's size and each role's memory when idle.
 
 Builds the image on the local Debian base and starts compose.yaml as the
-container test does (tests/containers/), waits, then reads from /proc on
-the host the memory of every process in each container: PSS (each shared
-page divided among the processes sharing it, so gunicorn's forked workers
-are not counted twice) and RSS. The poller polls one project (the test's
-target) every INTERVAL seconds meanwhile, so "idle" is the steady state of
-a small install, not an empty one.
+container test does (tests/support/podman.py and compose_stack.py), waits,
+then reads from /proc on the host the memory of every process in each
+container: PSS (each shared page divided among the processes sharing it,
+so gunicorn's forked workers are not counted twice) and RSS. The poller
+polls one project (the test's target) every INTERVAL seconds meanwhile, so
+"idle" is the steady state of a small install, not an empty one.
 
     .venv/bin/python bench/container_footprint.py              # 60 s idle
     .venv/bin/python bench/container_footprint.py --idle 10    # a quick check
@@ -31,8 +31,8 @@ from pathlib import Path
 from harness import machine, markdown_table, process_tree, relative_command
 from run_logs import publish_run
 
-from tests.containers.podman import ROOT, base_image, build_image, usable_podman
-from tests.containers.stack import Stack, start_stack
+from tests.support.compose_stack import Stack, start_stack
+from tests.support.podman import ROOT, base_image, build_image, usable_podman
 
 APP_IMAGE = "localhost/uptime-monitor:container-bench"
 POSTGRES_IMAGE = "localhost/uptime-monitor-test-postgres:container-bench"
@@ -49,7 +49,7 @@ def main() -> None:
     base = base_image()
     podman = usable_podman(base, Path(tempfile.mkdtemp(prefix="uptime-bench-")))
     build_image(podman, APP_IMAGE, ROOT / "Containerfile", ROOT, base)
-    postgres = ROOT / "tests" / "containers" / "postgres.Containerfile"
+    postgres = ROOT / "tests" / "container" / "postgres.Containerfile"
     build_image(podman, POSTGRES_IMAGE, postgres, postgres.parent, base)
     directory = Path(tempfile.mkdtemp(prefix="uptime-bench-compose-"))
     stack = start_stack(

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from polling.auth import control_token
-from tests.containers.podman import ROOT
+from tests.support.podman import ROOT
 
 ENTRYPOINT = ROOT / "container" / "entrypoint.sh"
 

@@ -3,10 +3,11 @@ migrate, web, worker and tasks; a project added through the API is polled
 against a target container, and `podman stop` of the worker saves every
 result.
 
-Slow (minutes cold: a Debian base from its packages, two images; about one
-warm). It runs once per CI run, on the PostgreSQL pass (compose uses its own
-PostgreSQL whatever the suite runs on), and skips, saying why, where the
-tools are missing or podman cannot run containers (tests/containers/podman.py).
+Slow: about 5 minutes cold (a Debian base from its packages, two images),
+one to two warm. It runs once per CI run, on the PostgreSQL pass (compose
+uses its own PostgreSQL whatever the suite runs on), and skips, saying why,
+where the tools are missing or podman cannot run containers
+(tests/support/podman.py).
 Every address it uses is loopback or the stack's own container network.
 """
 
@@ -19,7 +20,8 @@ import urllib.request
 
 import pytest
 
-from tests.containers.podman import (
+from tests.support.compose_stack import start_stack
+from tests.support.podman import (
     INSTALL_HINT,
     ROOT,
     PodmanUnusable,
@@ -28,8 +30,7 @@ from tests.containers.podman import (
     missing_tools,
     usable_podman,
 )
-from tests.containers.stack import start_stack
-from tests.waiting import wait_until
+from tests.support.waiting import wait_until
 
 APP_IMAGE = "localhost/uptime-monitor:container-test"
 POSTGRES_IMAGE = "localhost/uptime-monitor-test-postgres:container-test"
@@ -48,7 +49,7 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def podman_and_images(tmp_path_factory):
     missing = missing_tools()
     if missing:
@@ -59,12 +60,12 @@ def podman_and_images(tmp_path_factory):
     except PodmanUnusable as error:
         pytest.skip(str(error))
     build_image(podman, APP_IMAGE, ROOT / "Containerfile", ROOT, base)
-    postgres = ROOT / "tests" / "containers" / "postgres.Containerfile"
+    postgres = ROOT / "tests" / "container" / "postgres.Containerfile"
     build_image(podman, POSTGRES_IMAGE, postgres, postgres.parent, base)
     return podman
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def stack(podman_and_images, tmp_path_factory):
     started = start_stack(
         podman_and_images,
@@ -76,19 +77,28 @@ def stack(podman_and_images, tmp_path_factory):
     started.down()
 
 
-def test_migrate_prints_the_admin_password_once(stack):
+# One test for the one stack: the suite's workers take tests one by one,
+# so each test of its own would start a stack of its own.
+def test_compose_up_serves_polls_and_saves_every_result_through_podman_stop(stack):
+    migrate_printed_the_admin_password_once(stack)
+    each_serving_role_reports_healthy(stack)
+    a_project_added_through_the_api_is_polled_and_saved_through_podman_stop(stack)
+    a_dump_of_the_database_volume_restores_whole(stack)
+
+
+def migrate_printed_the_admin_password_once(stack) -> None:
     assert "Created admin user 'admin' with password: " in stack.logs("migrate")
 
 
-def test_each_serving_role_reports_healthy(stack):
+def each_serving_role_reports_healthy(stack) -> None:
     wait_until(lambda: stack.healthy("tasks"), timeout=60)
     assert stack.healthy("web")
     assert stack.healthy("worker")
 
 
-def test_a_project_added_through_the_api_is_polled_and_saved_through_podman_stop(
+def a_project_added_through_the_api_is_polled_and_saved_through_podman_stop(
     stack,
-):
+) -> None:
     key = api_key(stack)
     project = post_json(
         stack,
@@ -113,6 +123,8 @@ def test_a_project_added_through_the_api_is_polled_and_saved_through_podman_stop
         timeout=WORKER_STOP_SECONDS + 30,
     )
 
+    # SIGTERM reached runpoller (SIGKILL would be 137) and it saved every
+    # poll the target answered.
     stopped = stack.state("worker")
     assert stopped["ExitCode"] == 0, stack.logs("worker")[-3000:]
     requests_served = stack.logs("target").count('"GET / HTTP/1.1" 200')
@@ -120,7 +132,7 @@ def test_a_project_added_through_the_api_is_polled_and_saved_through_podman_stop
     assert answered == requests_served >= POLLS_BEFORE_STOP
 
 
-def test_a_dump_of_the_database_volume_restores_whole(stack):
+def a_dump_of_the_database_volume_restores_whole(stack) -> None:
     """The backup of docs/installation.md: pg_dump from the db container,
     pg_restore into an empty database."""
     stack.exec("db", "createdb", "--username=uptime", "restored")

@@ -1,5 +1,5 @@
 """compose.yaml, started by podman-compose with the test's own images and a
-target to poll (tests/containers/compose.test.yaml), in a directory of its
+target to poll (tests/container/compose.test.yaml), in a directory of its
 own with a .env of fresh secrets.
 
 Debian 12's podman-compose (1.0.3) starts every service at once and ignores
@@ -16,10 +16,11 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.containers.podman import ROOT, Podman
-from tests.waiting import wait_until
+from tests.support.podman import ROOT, Podman
+from tests.support.waiting import wait_until
 
-HERE = Path(__file__).resolve().parent
+# The test's own compose file and images, beside the test.
+ASSETS = ROOT / "tests" / "container"
 # Time for the first start of each part on a loaded 2-core machine.
 DATABASE_START_SECONDS = 60
 MIGRATE_SECONDS = 240
@@ -77,7 +78,7 @@ def start_stack(
     """db, then migrate, then web, worker, tasks and the target, each
     waited for; the caller calls down() whatever happens."""
     shutil.copy(ROOT / "compose.yaml", directory / "compose.yaml")
-    shutil.copy(HERE / "compose.test.yaml", directory / "compose.test.yaml")
+    shutil.copy(ASSETS / "compose.test.yaml", directory / "compose.test.yaml")
     write_env(directory, app_image=app_image, postgres_image=postgres_image)
     stack = Stack(podman, directory, project=f"uptimetest{secrets.token_hex(4)}")
     try:
