@@ -4,6 +4,12 @@ import sys
 
 
 def main():
+    if sys.argv[1:2] == ["runpoller"]:
+        # Before Django's set-up: a SIGTERM during it is then a request to
+        # stop like any later one, not the end of the process (-15).
+        from polling.run.stop_signals import catch_early
+
+        catch_early()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
     from django.core.management import execute_from_command_line
 

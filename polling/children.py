@@ -1,20 +1,24 @@
 """runpoller --processes N: N pollers on one machine under one parent.
 
 The parent only starts the children (`runpoller` again, each with its own
-control port), forwards SIGTERM and SIGINT to them, and returns once every
-one has exited. The children share the projects through shard leases, so
-this needs PostgreSQL.
+control port), forwards SIGTERM and SIGINT to them (each one it gets, from
+the first moment of its start-up, goes to every child once, even to one
+started after it), and returns once every one has exited. The children
+share the projects through shard leases, so this needs PostgreSQL.
 """
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Protocol
 
 ROOT = Path(__file__).resolve().parent.parent
+# How often the parent looks for children that ended (a signal wakes it
+# at once).
+FORWARD_CHECK_SECONDS = 0.2
 
 
 def child_bind(bind: str, index: int) -> str:
@@ -51,26 +55,35 @@ class ChildPollers:
             if child.poll() is None:
                 child.send_signal(signum)
 
-    def wait(self) -> int:
-        """Wait for every child; the worst exit status."""
-        return max((child.wait() for child in self._children), default=0)
+    def exit_status(self, forwarded: set[int]) -> int | None:
+        """None while a child runs; then the first status that is not 0 nor
+        the end by a signal forwarded to it (a child still in the first
+        milliseconds of its start-up, before it catches signals), else 0."""
+        statuses = [child.poll() for child in self._children]
+        if None in statuses:
+            return None
+        explained = {0} | {-signum for signum in forwarded}
+        return next((s for s in statuses if s not in explained), 0)
 
 
-def run_children(children: ChildPollers, bind: str) -> int:
-    """Start the children, forward signals until they have all exited."""
-    stop = threading.Event()
+class ReceivedSignals(Protocol):
+    """The signals this process got, in order, and an event set at each
+    (polling/run/stop_signals.py SignalsToForward)."""
 
-    def on_signal(signum, frame):
-        stop.set()
-        children.forward(signum)
+    received: list[int]
+    arrived: threading.Event
 
-    previous = {
-        signum: signal.signal(signum, on_signal)
-        for signum in (signal.SIGTERM, signal.SIGINT)
-    }
-    try:
-        children.start(bind)
-        return children.wait()
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+
+def run_children(children: ChildPollers, bind: str, signals: ReceivedSignals) -> int:
+    """Start the children, then pass every signal this process gets on to
+    each child once, whenever it came, until they have all exited; their
+    worst exit status."""
+    children.start(bind)
+    forwarded = 0
+    while (status := children.exit_status(set(signals.received))) is None:
+        while forwarded < len(signals.received):
+            children.forward(signals.received[forwarded])
+            forwarded += 1
+        signals.arrived.wait(FORWARD_CHECK_SECONDS)
+        signals.arrived.clear()
+    return status

@@ -19,9 +19,15 @@ before the outage and have yet to save. From the tick after, expired
 leases of pollers that did not come back are taken over as usual.
 
 The engine only hears the outcome, as an Ownership: the shards held, and
-the monotonic time until which they can be trusted (the tick's start +
-TTL - margin), measured before the statement ran, so it ends before any
-other poller can have taken them over.
+the time until which they can be trusted (the tick's start + TTL -
+margin, on the monotonic and on the wall clock), measured before the
+statement ran, so it ends before any other poller can have taken them
+over.
+
+A shard whose holding was interrupted (lost, or taken back after another
+poller held it: its token moved by two or more) is polled again only
+once nothing of that holding is left in memory (see _publish): a poller
+back from a stall proves its queues are current before it polls it.
 """
 
 from __future__ import annotations
@@ -68,6 +74,7 @@ class LeaseKeeper:
         on_change: Callable[[Ownership], None],
         settle: Callable[[float], bool],
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.node_id = node_id
         self.shard_count = shard_count
@@ -78,7 +85,12 @@ class LeaseKeeper:
         self._on_change = on_change
         self._settle = settle
         self._clock = clock
+        self._wall_clock = wall_clock
+        # Shard -> token of the leases the engine polls under (the fence
+        # saves only results of these).
         self._tokens: dict[int, int] = {}
+        # Shards whose holding ended with work of it maybe left in memory.
+        self._interrupted: set[int] = set()
         self._only_own = False
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -93,8 +105,9 @@ class LeaseKeeper:
         if the database is unreachable), then tick from a thread."""
         ensure_lease_rows(self.shard_count, self.region_id)
         self.tick()
-        self._thread = threading.Thread(target=self._run, name="poller-leases")
-        self._thread.start()
+        thread = threading.Thread(target=self._run, name="poller-leases")
+        thread.start()  # RuntimeError when no thread can be started
+        self._thread = thread  # only a started thread is joined at stop()
 
     def stop(self, timeout: float | None = None) -> None:
         self._stopping.set()
@@ -103,18 +116,54 @@ class LeaseKeeper:
 
     def tick(self) -> Ownership:
         """Renew, take and balance; tell the engine what is held now."""
-        started = self._clock()
+        started = self._clock(), self._wall_clock()
         with transaction.atomic():
             rows = _run(renew_and_claim_sql(), self._params())
         self.statements += 1
         self._only_own = False
         live = rows[0][2] if rows else 1
-        self._tokens = {shard: token for shard, token, _ in rows}
-        ownership = self._ownership(started)
-        self._on_change(ownership)
+        held = {shard: token for shard, token, _ in rows}
+        self._note_interrupted(held)
+        ownership = self._publish(held, started)
         surplus = sorted(self._tokens)[fair_share(self.shard_count, live) :]
         if surplus:
             self._hand_over(surplus, ownership)
+        return ownership
+
+    def _note_interrupted(self, held: dict[int, int]) -> None:
+        """Remember the shards whose holding by this poller ended without
+        its work on them being settled: lost (another poller took them
+        over, or this one lapsed), or taken back after another poller held
+        them (the token moved by two or more). Polls queued, results not
+        yet saved and due times of that holding may still be in memory."""
+        for shard, token in self._tokens.items():
+            if shard not in held or held[shard] - token >= 2:
+                self._interrupted.add(shard)
+
+    def _publish(self, held: dict[int, int], started: tuple[float, float]) -> Ownership:
+        """Tell the engine which shards to poll, and the fence which tokens
+        to save under. A shard whose last holding was interrupted is
+        published only once nothing of that holding is left: first without
+        it (its projects are dropped, its queued polls refused, its
+        results fenced off), then, once everything polled before is settled,
+        with it, its projects loaded afresh from their last stored window.
+        If that takes longer than a tick, it is released for another to
+        take (or this poller, next tick)."""
+        retaken = sorted(set(held) & self._interrupted)
+        if retaken:
+            self._tell({s: t for s, t in held.items() if s not in retaken}, started)
+            if self._settle(self.tick_seconds):
+                self._interrupted.clear()
+                logger.info("Took back %d shards, nothing of before left", len(retaken))
+            else:
+                self._release(retaken, held)
+                held = {s: t for s, t in held.items() if s not in retaken}
+        return self._tell(held, started)
+
+    def _tell(self, held: dict[int, int], started: tuple[float, float]) -> Ownership:
+        self._tokens = held
+        ownership = self._ownership(started)
+        self._on_change(ownership)
         return ownership
 
     def lost_contact(self) -> None:
@@ -133,20 +182,29 @@ class LeaseKeeper:
             close_connection()
         with transaction.atomic():
             PollerNode.objects.filter(pk=self.node_id).update(stopped_at=timezone.now())
-            self._release(list(self._tokens))
+            self._release(list(self._tokens), self._tokens)
 
     def _hand_over(self, shards: list[int], ownership: Ownership) -> None:
         """Stop polling `shards`, wait until their results are saved, then
         release them. If saving takes too long they stay held; the next
         tick takes them up again."""
         kept = frozenset(ownership.shards - set(shards))
-        self._on_change(Ownership(self.shard_count, kept, ownership.trusted_until))
+        self._on_change(
+            Ownership(
+                self.shard_count,
+                kept,
+                ownership.trusted_until,
+                ownership.trusted_until_wall,
+            )
+        )
         # No longer than a tick: the renewal must not wait for it.
         if self._settle(self.tick_seconds):
-            self._release(shards)
+            self._interrupted.clear()  # settled, whatever was not polled
+            self._release(shards, self._tokens)
             logger.info("Handed over %d shards", len(shards))
 
-    def _release(self, shards: list[int]) -> None:
+    def _release(self, shards: list[int], held: dict[int, int]) -> None:
+        """Give these leases back; the engine no longer polls them."""
         if not shards:
             return
         with transaction.atomic():
@@ -155,13 +213,17 @@ class LeaseKeeper:
                 {"node": self.node_id, "shards": shards, "region": self.region_id},
             )
         self.statements += 1
-        self._tokens = {s: t for s, t in self._tokens.items() if s not in shards}
+        self._tokens = {s: t for s, t in held.items() if s not in shards}
 
-    def _ownership(self, started: float) -> Ownership:
+    def _ownership(self, started: tuple[float, float]) -> Ownership:
+        """The shards held, trusted until the tick's start (on the monotonic
+        clock, and on the wall clock) + TTL - margin."""
+        trust = self.ttl - trust_margin(self.ttl)
         return Ownership(
             self.shard_count,
             frozenset(self._tokens),
-            trusted_until=started + self.ttl - trust_margin(self.ttl),
+            trusted_until=started[0] + trust,
+            trusted_until_wall=started[1] + trust,
         )
 
     def _params(self) -> dict:

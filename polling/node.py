@@ -56,8 +56,9 @@ class NodeHeartbeat:
         """Register this process (raises if the database is unreachable),
         then beat from a thread."""
         self.register(self._clock())
-        self._thread = threading.Thread(target=self._run, name="poller-heartbeat")
-        self._thread.start()
+        thread = threading.Thread(target=self._run, name="poller-heartbeat")
+        thread.start()  # RuntimeError when no thread can be started
+        self._thread = thread  # only a started thread is joined at stop()
 
     def register(self, now: datetime) -> None:
         """Write this process's row afresh, as started `now`."""
@@ -91,9 +92,10 @@ class NodeHeartbeat:
 
     def stop(self, timeout: float | None = None) -> None:
         self._stopping.set()
-        if self._thread is None:
-            return
-        self._thread.join(timeout)
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self.node_id is None:
+            return  # never registered
         with contextlib.suppress(DatabaseError):
             PollerNode.objects.filter(name=self.name).update(stopped_at=self._clock())
 

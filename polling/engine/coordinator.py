@@ -82,6 +82,7 @@ class Coordinator:
         ownership: Ownership | None = None,
         lease_statements: Callable[[], int] = lambda: 0,
         clock=time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
         self._source = source
@@ -90,6 +91,7 @@ class Coordinator:
         self._ownership = ownership or Ownership.everything()
         self._lease_statements = lease_statements
         self._clock = clock
+        self._wall_clock = wall_clock
         self._state = RunState.NEW
         self._lock = threading.Lock()  # guards _state
         self._reload_lock = threading.Lock()
@@ -264,16 +266,23 @@ class Coordinator:
         queued polls are not made); those of shards gained are loaded and
         continue their cadence from their last stored result."""
         old, self._ownership = self._ownership, ownership
-        self._scheduler.trust_until(ownership.trusted_until)
-        if old.shards == ownership.shards and old.count == ownership.count:
-            return
+        same = old.shards == ownership.shards and old.count == ownership.count
+        running = self._state in (RunState.STARTING, RunState.RUNNING)
         lost = sorted(old.shards - ownership.shards)
         gained = sorted(ownership.shards - old.shards)
         if lost:
             logger.warning("Lost %d shards: %s", len(lost), _shard_list(lost))
+            if running:
+                # Before the trust is renewed: a poller back from a pause
+                # would otherwise dispatch the lost projects' old due times
+                # (dropped by _may_poll, but counted as skipped ticks).
+                self._scheduler.retain(ownership.owns)
+        self._scheduler.trust_until(ownership.trusted_until)
+        if same:
+            return
         if gained:
             logger.info("Took %d shards: %s", len(gained), _shard_list(gained))
-        if self._state in (RunState.STARTING, RunState.RUNNING):
+        if running:
             self._apply_reload(self._load_all())
 
     def settle(self, timeout: float) -> bool:
@@ -299,7 +308,7 @@ class Coordinator:
     def _may_poll(self, task: Task) -> bool:
         ownership = self._ownership
         return ownership.owns(task.target.project_id) and ownership.trusted(
-            self._clock()
+            self._clock(), self._wall_clock()
         )
 
     def scale_to(self, limit: int) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from polling.engine import heartbeats
+from polling.engine.continuation import continuation
 from polling.engine.due_heap import DueHeap
 from polling.engine.rechecks import Rechecks
 from polling.engine.types import Outcome, Target, Task
@@ -75,7 +76,9 @@ class Scheduler:
     Fixed cadence: the next due time is the previous one plus the interval,
     so polls never drift. A tick is skipped (and counted) when the previous
     poll of the project is still running, and when the scheduler has fallen
-    more than an interval behind, so a stall never turns into a burst.
+    more than an interval behind, so a stall never turns into a burst. The
+    one exception is the window a project taken over from another poller
+    lost with it, polled late once (engine/continuation.py).
 
     A failing project not yet confirmed down (and a recovering one, see
     rechecks.py) is polled again after min(interval, recheck_seconds); its
@@ -118,6 +121,13 @@ class Scheduler:
         # The regular due time and window of each project whose next poll
         # is a re-check: the cadence goes on from them.
         self._cadence: dict[int, tuple[float, datetime]] = {}
+        # Projects whose next window is over but is polled all the same:
+        # a window a poller lost when it stopped (engine/continuation.py);
+        # the due time and window after each such poll, scheduled once it
+        # is over, so that the window (due too, as a rule) is not skipped
+        # as busy.
+        self._late: set[int] = set()
+        self._after_late: dict[int, tuple[float, datetime]] = {}
         self._trusted_until = math.inf
         self._wakeup = threading.Event()
         self._stopping = threading.Event()
@@ -173,6 +183,18 @@ class Scheduler:
             known = self._targets.pop(project_id, None) is not None
             self._forget(project_id)
         return known
+
+    def retain(self, keep: Callable[[int], bool]) -> int:
+        """Stop polling every project `keep` refuses (by id), a chunk of
+        them per hold of the lock. Returns how many were dropped."""
+        with self._lock:
+            dropped = [pid for pid in self._targets if not keep(pid)]
+        for chunk in _chunks(dropped):
+            with self._lock:
+                for project_id in chunk:
+                    self._targets.pop(project_id, None)
+                    self._forget(project_id)
+        return len(dropped)
 
     def replace_all(self, targets: Iterable[Target]) -> ReloadSummary:
         """Make the scheduled set exactly `targets`.
@@ -230,25 +252,29 @@ class Scheduler:
 
     def _continue(self, target: Target) -> bool:
         """Schedule a project new to this poller at the window after its
-        last stored one, if that window is not over yet: no gap and no
-        extra poll when it was polled elsewhere. Returns False when it
-        should start afresh instead. Caller holds the lock."""
-        if target.heartbeat or target.last_window is None:
+        last stored one (engine/continuation.py): no gap and no extra poll
+        when it was polled elsewhere. Returns False when it should start
+        afresh instead. Caller holds the lock."""
+        if target.heartbeat:
             return False
-        window = target.last_window + timedelta(seconds=target.interval_seconds)
         wall_now = self._wall_clock()
-        if window + timedelta(seconds=target.interval_seconds) <= wall_now:
-            return False  # a whole window went unpolled: start afresh
+        going_on = continuation(target.last_window, target.interval_seconds, wall_now)
+        if going_on is None:
+            return False
         self._targets[target.project_id] = target
-        due = self._clock() + (window - wall_now).total_seconds()
-        self._schedule(target.project_id, due, window)
+        due = self._clock() + (going_on.window - wall_now).total_seconds()
+        self._schedule(target.project_id, due, going_on.window)
+        if going_on.late:
+            self._late.add(target.project_id)
         self.continued += 1
         return True
 
     def poll_finished(self, project_id: int, outcome: Outcome | None = None) -> None:
         """Called by the executor once a poll is over, with its outcome (None
         when it made none, e.g. a task dropped at stop)."""
-        if outcome is None or (outcome.up and project_id not in self._rechecks):
+        if project_id not in self._after_late and (
+            outcome is None or (outcome.up and project_id not in self._rechecks)
+        ):
             # Most polls: nothing to note but the end of the poll. The
             # discard is one atomic step, and skipping the lock spares every
             # worker a wait behind a whole dispatch batch.
@@ -256,8 +282,9 @@ class Scheduler:
             return
         with self._lock:
             self._in_flight.discard(project_id)
+            soon = self._schedule_after_late(project_id)
             target = self._targets.get(project_id)
-            soon = (
+            soon |= (
                 outcome is not None
                 and target is not None
                 and not target.heartbeat
@@ -266,6 +293,15 @@ class Scheduler:
             )
         if soon:
             self.wakeup()
+
+    def _schedule_after_late(self, project_id: int) -> bool:
+        """Once a late poll is over, schedule the window after it (due
+        already, as a rule: polled at once). Caller holds the lock."""
+        after = self._after_late.pop(project_id, None)
+        if after is None or project_id not in self._targets:
+            return False
+        self._schedule(project_id, *after)
+        return True
 
     def _schedule_recheck(self, target: Target) -> bool:
         """Move the next poll forward to a re-check, if that is sooner.
@@ -287,6 +323,8 @@ class Scheduler:
         self._due.remove(project_id)
         self._windows.pop(project_id, None)
         self._cadence.pop(project_id, None)
+        self._late.discard(project_id)
+        self._after_late.pop(project_id, None)
         self._rechecks.forget(project_id)
 
     def _schedule(self, project_id: int, due: float, window: datetime) -> None:
@@ -394,6 +432,15 @@ class Scheduler:
                 regular_window += step
             self._schedule(project_id, regular_due, regular_window)
             return True, window
+        if project_id in self._late:
+            # A window lost elsewhere: polled late, not skipped; the next
+            # waits for its end (poll_finished).
+            self._late.discard(project_id)
+            self._after_late[project_id] = (
+                due + target.interval_seconds,
+                window + step,
+            )
+            return False, window
         missed = int((now - due) // target.interval_seconds)
         if missed:
             self.skipped_late += missed
@@ -424,6 +471,8 @@ class Scheduler:
             due = self._due_for(target, first_due)
         elif old != target:
             self._cadence.pop(target.project_id, None)
+            self._late.discard(target.project_id)
+            self._after_late.pop(target.project_id, None)
             due = self._due_for(target, self._clock())
         else:
             return False

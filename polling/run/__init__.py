@@ -3,7 +3,8 @@ as children of this process.
 
 - `options.py`: the command's options and the error it reports in one line;
 - `stop_signals.py`: SIGTERM/SIGINT set a flag, installed before anything
-  else so a signal at any point of start-up is a clean stop;
+  else so a signal at any point of start-up is a clean stop (manage.py
+  notes them even before Django is set up: catch_early());
 - `parts.py`: builds and starts the pieces (lock, coordinator, control
   endpoint, heartbeat), each failure one clear line;
 - `poller.py`: the order of start, status loop and stop, and the summary;

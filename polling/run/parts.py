@@ -108,6 +108,24 @@ def heartbeat(coordinator: Coordinator, control: ControlServer | None) -> NodeHe
     )
 
 
+def start_beating(heartbeat: NodeHeartbeat, keeper: LeaseKeeper | None) -> None:
+    """This poller's row, then (on PostgreSQL) its shard leases, each kept
+    fresh by a thread of its own."""
+    try:
+        heartbeat.start()
+        if keeper:
+            keeper.start()
+    except RuntimeError as error:
+        raise CannotRun(
+            f"Cannot start the poller's heartbeat and lease threads: {error}. "
+            "Raise this process's limits on threads and memory."
+        ) from error
+    except DatabaseError as error:
+        raise CannotRun(
+            f"Cannot register this poller or take leases: {error}"
+        ) from error
+
+
 def control_url(bind: str, port: int) -> str:
     """Where other processes reach this poller's control endpoint: a
     wildcard bind is named by this host's name."""

@@ -59,23 +59,36 @@ def _poll_until(
         if not stop.is_set():  # asked to stop before anything started
             parts.start(coordinator, control)
             heartbeat = parts.heartbeat(coordinator, control)
-            heartbeat.start()
-            if keeper:
-                keeper.start()
+            parts.start_beating(heartbeat, keeper)
         while not stop.wait(config.status_log_seconds):
             logger.info(coordinator.status().line())
         say("Stopping: finishing polls in flight, saving results.")
     finally:
         # Also after an error: threads left running would keep the process
         # alive with nobody watching them.
-        if control:
-            control.stop()
-        coordinator.stop(config.stop_timeout)
-        if keeper:
-            parts.hand_over(keeper)
-        if heartbeat:
-            heartbeat.stop()
+        stop_every_part(
+            control and control.stop,
+            lambda: coordinator.stop(config.stop_timeout),
+            keeper and (lambda: parts.hand_over(keeper)),
+            heartbeat and heartbeat.stop,
+        )
     return coordinator.status()
+
+
+def stop_every_part(*steps: Callable[[], object] | None) -> None:
+    """Run each step in turn, the later ones even if one fails (a part
+    left running keeps the process alive); then raise the first failure."""
+    failures = []
+    for step in steps:
+        if step is None:
+            continue
+        try:
+            step()
+        except Exception as error:
+            logger.exception("A part of the poller failed to stop")
+            failures.append(error)
+    if failures:
+        raise failures[0]
 
 
 def summary(status: PollerStatus, say: Callable[[str], None]) -> str:

@@ -49,10 +49,47 @@ def test_a_window_already_begun_is_polled_at_once_and_late():
     assert task.due_at == last + timedelta(seconds=10)
 
 
-def test_a_project_unpolled_for_a_whole_window_starts_afresh():
+def test_a_window_that_ended_less_than_an_interval_ago_is_polled_late_then_the_next():
+    """The window a stopped poller was polling when it stopped: its taker
+    polls it late, once, and goes on on the same grid (issue #39: it used
+    to start afresh, and one or two windows were never polled)."""
+    clock = FakeClock()
+    scheduler, tasks = make_scheduler(clock)
+    last = START - timedelta(seconds=25)
+    scheduler.replace_all([replace(target(1, interval=10), last_window=last)])
+    scheduler.dispatch_due()
+    [late] = drain(tasks)
+    # The next window is due too: it waits for the late poll to end
+    # instead of being skipped as busy.
+    clock.advance(0.5)
+    scheduler.dispatch_due()
+    assert drain(tasks) == []
+    scheduler.poll_finished(1)
+    scheduler.dispatch_due()
+    [current] = drain(tasks)
+    assert late.due_at == last + timedelta(seconds=10)
+    assert current.due_at == last + timedelta(seconds=20)
+    assert (scheduler.skipped_late, scheduler.skipped_busy) == (0, 0)
+    assert scheduler.continued == 1
+
+
+def test_a_late_window_dropped_unpolled_still_lets_the_next_one_come():
+    clock = FakeClock()
+    scheduler, tasks = make_scheduler(clock)
+    last = START - timedelta(seconds=25)
+    scheduler.replace_all([replace(target(1, interval=10), last_window=last)])
+    scheduler.dispatch_due()
+    drain(tasks)
+    scheduler.poll_finished(1, None)  # e.g. the shard was lost meanwhile
+    scheduler.dispatch_due()
+    [current] = drain(tasks)
+    assert current.due_at == last + timedelta(seconds=20)
+
+
+def test_a_project_unpolled_for_two_whole_windows_starts_afresh():
     clock = FakeClock()
     scheduler, tasks = make_scheduler(clock, spread=0)
-    last = START - timedelta(seconds=25)
+    last = START - timedelta(seconds=30)
     scheduler.replace_all([replace(target(1, interval=10), last_window=last)])
     scheduler.dispatch_due()
     [task] = drain(tasks)

@@ -24,6 +24,15 @@ def test_a_project_belongs_to_the_shard_of_its_id_modulo_the_count():
     assert ownership.trusted(10) is False
 
 
+def test_leases_are_trusted_only_while_both_clocks_say_so():
+    """A frozen VM's monotonic clock may stand still through the pause; its
+    wall clock is set right when it resumes (issue #39)."""
+    ownership = Ownership(4, frozenset({1}), trusted_until=10, trusted_until_wall=500)
+    assert ownership.trusted(9, 499) is True
+    assert ownership.trusted(9, 500) is False  # the monotonic clock stood still
+    assert ownership.trusted(10, 499) is False
+
+
 def test_a_lone_poller_owns_everything_for_ever():
     ownership = Ownership.everything()
     assert ownership.owns(12345) is True
@@ -81,5 +90,42 @@ def test_a_poller_holding_no_shard_loads_its_projects_once_it_gets_some():
         assert source.loads == 1
         polled = [p for p in range(8) if coordinator.target(p) is not None]
         assert polled == [1, 5]
+    finally:
+        coordinator.stop(timeout=10)
+
+
+class WatchingSource(CountingSource):
+    """Notes, as each load begins, which of its projects are scheduled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.coordinator: Coordinator | None = None
+        self.scheduled_at_load: list[set[int]] = []
+
+    def load_all(self, pause=None):
+        if self.coordinator is not None:
+            scheduled = {p for p in range(8) if self.coordinator.target(p)}
+            self.scheduled_at_load.append(scheduled)
+        return super().load_all(pause)
+
+
+def test_the_projects_of_shards_lost_go_before_the_leases_are_trusted_again():
+    """A poller back from a pause hears at once that shard 2 was taken
+    over meanwhile. Its projects' due times are from before the pause: had
+    they stayed until the reload, the renewed trust would have dispatched
+    them all, every missed tick counted as skipped (issue #39)."""
+    source = WatchingSource()
+    coordinator = Coordinator(
+        PollerConfig(spread_seconds=1),
+        source=source,
+        store=NoStore(),
+        ownership=Ownership.nothing(4),
+    )
+    source.coordinator = coordinator
+    coordinator.start()
+    try:
+        coordinator.set_ownership(Ownership(4, frozenset({1, 2})))
+        coordinator.set_ownership(Ownership(4, frozenset({1, 3})))
+        assert source.scheduled_at_load[-1] == {1, 5}
     finally:
         coordinator.stop(timeout=10)

@@ -11,47 +11,18 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from polling.engine.config import PollerConfig
-from polling.engine.shards import Ownership
-from polling.leases import LeaseFence, LeaseKeeper, ensure_lease_rows, trust_margin
+from polling.leases import LeaseFence, ensure_lease_rows, trust_margin
 from polling.wiring import shared_coordinator
 from polling.writer_process import HeldLeases
 from projects.models import PollerNode, ShardLease
 from tests.support.fleet import needs_postgresql
+from tests.support.leases import SHARDS, Keeper, expire_everything, held_by, node
 from tests.support.outcomes import outcome
 
 pytestmark = [
     pytest.mark.django_db,
     needs_postgresql,
 ]
-
-SHARDS = 8
-
-
-def node(name: str) -> PollerNode:
-    now = timezone.now()
-    return PollerNode.objects.create(
-        name=name, host="test", pid=1, started_at=now, last_seen_at=now
-    )
-
-
-class Keeper(LeaseKeeper):
-    def __init__(self, poller: PollerNode, *, settled: bool = True) -> None:
-        self.heard: list[Ownership] = []
-        self.now = 100.0
-        super().__init__(
-            node_id=poller.pk,
-            shard_count=SHARDS,
-            ttl=15,
-            tick=5,
-            on_change=self.heard.append,
-            settle=lambda timeout: settled,
-            clock=lambda: self.now,
-        )
-        ensure_lease_rows(SHARDS)
-
-
-def held_by(poller: PollerNode) -> set[int]:
-    return set(ShardLease.objects.filter(owner=poller).values_list("shard", flat=True))
 
 
 def test_a_lone_poller_takes_every_shard_and_trusts_them_for_ttl_less_margin():
@@ -138,14 +109,6 @@ def test_a_shared_poller_reports_its_lease_statements_in_status():
     ensure_lease_rows(keeper.shard_count)
     keeper.tick()
     assert coordinator.status().lease_statements == 1
-
-
-def expire_everything() -> None:
-    """What an outage longer than the TTL leaves: every lease expired and
-    no poller seen since."""
-    long_ago = timezone.now() - timedelta(seconds=60)
-    ShardLease.objects.update(expires_at=long_ago)
-    PollerNode.objects.update(last_seen_at=long_ago)
 
 
 def test_after_losing_contact_a_poller_takes_back_only_its_own_shards():

@@ -56,3 +56,32 @@ def test_a_second_signal_exits_at_once_with_status_1():
     )
     assert ended.returncode == 1, ended.stderr
     assert ended.stdout == "asked to stop: True\n"
+
+
+NOTED_EARLY = """
+import os, signal
+from polling.run.stop_signals import StopSignals, catch_early
+catch_early()  # as manage.py does for runpoller, before Django's set-up
+os.kill(os.getpid(), signal.SIGTERM)
+print("still running", flush=True)
+with StopSignals() as stop:
+    print("asked to stop:", stop.is_set(), flush=True)
+print("default again:", signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)
+"""
+
+
+def test_a_signal_noted_early_is_a_request_to_stop_once_handlers_take_over():
+    ended = subprocess.run(
+        [sys.executable, "-c", NOTED_EARLY],
+        cwd=ROOT,
+        env=process_env(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert ended.returncode == 0, ended.stderr
+    assert ended.stdout.splitlines() == [
+        "still running",
+        "asked to stop: True",
+        "default again: True",
+    ]

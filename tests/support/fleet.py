@@ -40,7 +40,7 @@ STARTUP = 150
 
 class Poller:
     """One runpoller process with short leases; `env` overrides its
-    environment (e.g. DATABASE_URL)."""
+    environment (e.g. DATABASE_URL, POLLER_LEASE_TTL)."""
 
     def __init__(self, log_dir: Path, name: str, **env: str) -> None:
         self.log = log_dir / f"{name}.log"
@@ -49,12 +49,14 @@ class Poller:
                 [sys.executable, "manage.py", "runpoller"],
                 cwd=ROOT,
                 env=process_env(
-                    POLLER_CONTROL_BIND="127.0.0.1:0",
-                    POLLER_SHARDS=str(SHARDS),
-                    POLLER_LEASE_TTL=str(TTL),
-                    POLLER_LEASE_TICK=str(TICK),
-                    LOG_LEVEL="INFO",
-                    **env,
+                    **{
+                        "POLLER_CONTROL_BIND": "127.0.0.1:0",
+                        "POLLER_SHARDS": str(SHARDS),
+                        "POLLER_LEASE_TTL": str(TTL),
+                        "POLLER_LEASE_TICK": str(TICK),
+                        "LOG_LEVEL": "INFO",
+                        **env,
+                    }
                 ),
                 stdout=log,
                 stderr=subprocess.STDOUT,
