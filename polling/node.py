@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 BEAT_SECONDS = 10.0
 
 
-class NodeHeartbeat:
+class NodeCheckIn:
     """Writes this process's PollerNode row at start(), then every
     `interval` seconds while `alive()` holds, and marks it stopped at
     stop()."""
@@ -56,7 +56,7 @@ class NodeHeartbeat:
         """Register this process (raises if the database is unreachable),
         then beat from a thread."""
         self.register(self._clock())
-        thread = threading.Thread(target=self._run, name="poller-heartbeat")
+        thread = threading.Thread(target=self._run, name="poller-check-in")
         thread.start()  # RuntimeError when no thread can be started
         self._thread = thread  # only a started thread is joined at stop()
 
@@ -105,7 +105,7 @@ class NodeHeartbeat:
                 try:
                     self.beat()
                 except Exception:
-                    logger.exception("Heartbeat failed; the next one may succeed")
+                    logger.exception("Check-in failed; the next one may succeed")
                     close_connection()
         finally:
             close_connection()

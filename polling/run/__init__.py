@@ -6,7 +6,7 @@ as children of this process.
   else so a signal at any point of start-up is a clean stop (manage.py
   notes them even before Django is set up: catch_early());
 - `parts.py`: builds and starts the pieces (lock, coordinator, control
-  endpoint, heartbeat), each failure one clear line;
+  endpoint, check-in), each failure one clear line;
 - `poller.py`: the order of start, status loop and stop, and the summary;
 - `parent.py`: `--processes N`.
 

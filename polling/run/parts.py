@@ -21,7 +21,7 @@ from polling.engine.config import PollerConfig
 from polling.engine.coordinator import Coordinator
 from polling.engine.types import RunState
 from polling.leases import LeaseKeeper
-from polling.node import NodeHeartbeat
+from polling.node import NodeCheckIn
 from polling.regions import region_id
 from polling.run.options import CannotRun
 from polling.sqlite_lock import PollerAlreadyRunning, SinglePollerLock, lock_for
@@ -49,7 +49,7 @@ def coordinator_for(config: PollerConfig) -> tuple[Coordinator, LeaseKeeper | No
     if not shares_projects():
         return database_coordinator(config), None
     try:
-        node = NodeHeartbeat(region_id=region_id())
+        node = NodeCheckIn(region_id=region_id())
         node.register(timezone.now())
     except DatabaseError as error:
         raise CannotRun(f"Cannot register this poller: {error}") from error
@@ -98,26 +98,26 @@ def start(coordinator: Coordinator, control: ControlServer | None) -> None:
         ) from error
 
 
-def heartbeat(coordinator: Coordinator, control: ControlServer | None) -> NodeHeartbeat:
+def check_in(coordinator: Coordinator, control: ControlServer | None) -> NodeCheckIn:
     """This process's PollerNode row, beating while the poller runs."""
     url = control_url(settings.POLLER_CONTROL_BIND, control.port) if control else ""
-    return NodeHeartbeat(
+    return NodeCheckIn(
         control_url=url,
         region_id=region_id(),
         alive=lambda: coordinator.state is RunState.RUNNING,
     )
 
 
-def start_beating(heartbeat: NodeHeartbeat, keeper: LeaseKeeper | None) -> None:
+def start_checking_in(check_in: NodeCheckIn, keeper: LeaseKeeper | None) -> None:
     """This poller's row, then (on PostgreSQL) its shard leases, each kept
     fresh by a thread of its own."""
     try:
-        heartbeat.start()
+        check_in.start()
         if keeper:
             keeper.start()
     except RuntimeError as error:
         raise CannotRun(
-            f"Cannot start the poller's heartbeat and lease threads: {error}. "
+            f"Cannot start the poller's check-in and lease threads: {error}. "
             "Raise this process's limits on threads and memory."
         ) from error
     except DatabaseError as error:

@@ -54,12 +54,12 @@ def _poll_until(
     )
     coordinator, keeper = parts.coordinator_for(config)
     control = None if options.no_control else parts.control_server(coordinator)
-    heartbeat = None
+    check_in = None
     try:
         if not stop.is_set():  # asked to stop before anything started
             parts.start(coordinator, control)
-            heartbeat = parts.heartbeat(coordinator, control)
-            parts.start_beating(heartbeat, keeper)
+            check_in = parts.check_in(coordinator, control)
+            parts.start_checking_in(check_in, keeper)
         while not stop.wait(config.status_log_seconds):
             logger.info(coordinator.status().line())
         say("Stopping: finishing polls in flight, saving results.")
@@ -70,7 +70,7 @@ def _poll_until(
             control and control.stop,
             lambda: coordinator.stop(config.stop_timeout),
             keeper and (lambda: parts.hand_over(keeper)),
-            heartbeat and heartbeat.stop,
+            check_in and check_in.stop,
         )
     return coordinator.status()
 

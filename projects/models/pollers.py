@@ -7,7 +7,7 @@ from django.db import models
 
 
 class PollerNode(models.Model):
-    """One runpoller process, as its heartbeat last described it.
+    """One runpoller process, as its last check-in described it.
 
     runpoller writes its row every few seconds; the tasks process notices
     when no row has been seen for POLLER_SILENT_SECONDS.
@@ -32,7 +32,7 @@ class PollerNode(models.Model):
 
     class Meta:
         indexes = [
-            # The newest heartbeat: the watcher and the dashboard banner.
+            # The newest check-in: the watcher and the dashboard banner.
             models.Index(fields=["-last_seen_at"], name="pollernode_last_seen"),
         ]
 

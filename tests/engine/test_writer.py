@@ -156,7 +156,7 @@ def test_polling_goes_on_after_a_refused_outcome():
         results.put(outcome(1))
         results.put(outcome(2))
         results.put(outcome(3))
-        wait_until(lambda: sorted(store.saved_ids) == [2, 3], timeout=5)
+        wait_until(lambda: sorted(store.saved_ids) == [2, 3])
     finally:
         writer.stop(timeout=5)
     assert writer.rejected == 1

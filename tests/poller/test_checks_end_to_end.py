@@ -22,7 +22,7 @@ def poll_once(running_poller, make_project):
         project = make_project(**fields)
         running_poller.coordinator.sync_project(project.pk)
         results = PollResult.objects.filter(project=project)
-        wait_until(results.exists, timeout=5)
+        wait_until(results.exists)
         return results.get()
 
     return poll

@@ -30,7 +30,7 @@ def make_project(server, *, path: str = "/ok", interval: int = 1) -> Project:
 
 
 def raw_request(port: int, data: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+    with socket.create_connection(("127.0.0.1", port)) as sock:
         sock.sendall(data)
         chunks = []
         while chunk := sock.recv(65536):
@@ -151,7 +151,7 @@ def test_an_oversized_body_is_413(api):
 def test_metrics_speak_prometheus(api, target_server):
     project = make_project(target_server, path="/status/500")
     api.post(f"/projects/{project.pk}/sync")
-    wait_until(lambda: running_polls(api) >= 1, timeout=5)
+    wait_until(lambda: running_polls(api) >= 1)
     response = api.get("/metrics")
     assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
     text = response.text

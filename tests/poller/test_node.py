@@ -12,7 +12,7 @@ import pytest
 
 from django.core.management import call_command
 
-from polling.node import NodeHeartbeat
+from polling.node import NodeCheckIn
 from projects.models import PollerNode
 from tests.support.factories import quick_projects
 from tests.support.outcomes import T0
@@ -30,29 +30,29 @@ class Clock:
 @pytest.mark.django_db
 def test_a_beat_moves_last_seen_while_the_poller_is_alive():
     clock, alive = Clock(), [True]
-    heartbeat = NodeHeartbeat(
+    check_in = NodeCheckIn(
         control_url="http://127.0.0.1:1", alive=lambda: alive[0], clock=clock
     )
-    heartbeat.register(clock.now)
+    check_in.register(clock.now)
 
     clock.now += timedelta(seconds=10)
-    assert heartbeat.beat() is True
+    assert check_in.beat() is True
     assert PollerNode.objects.get().last_seen_at == T0 + timedelta(seconds=10)
 
     alive[0] = False
     clock.now += timedelta(seconds=10)
-    assert heartbeat.beat() is False
+    assert check_in.beat() is False
     assert PollerNode.objects.get().last_seen_at == T0 + timedelta(seconds=10)
 
 
 @pytest.mark.django_db
 def test_a_removed_row_is_written_again():
     clock = Clock()
-    heartbeat = NodeHeartbeat(clock=clock)
-    heartbeat.register(clock.now)
+    check_in = NodeCheckIn(clock=clock)
+    check_in.register(clock.now)
     PollerNode.objects.all().delete()
 
-    heartbeat.beat()
+    check_in.beat()
 
     assert PollerNode.objects.get().name == f"{socket.gethostname()}:{os.getpid()}"
 

@@ -84,7 +84,7 @@ def test_the_periodic_reload_follows_the_database_reading_only_changes(
                 and poller.target(enabled_later.pk) is not None
             )
 
-        wait_until(followed, timeout=5)
+        wait_until(followed)
         assert poller.target(kept.pk) is kept_target
         assert all(kept.pk not in read for read in source.reads)
         assert any(enabled_later.pk in read for read in source.reads)

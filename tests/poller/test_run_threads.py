@@ -1,4 +1,4 @@
-"""A poller whose heartbeat or lease thread cannot start (a limit on
+"""A poller whose check-in or lease thread cannot start (a limit on
 threads or memory) ends at once with one clear line, its other threads
 stopped, its leases and its row given back (issue #39, item 11). The
 lease thread's failure used to leave the heartbeat thread running: the
@@ -36,7 +36,7 @@ execute_from_command_line(["manage.py", "runpoller"])
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("thread", ["poller-heartbeat", "poller-leases"])
+@pytest.mark.parametrize("thread", ["poller-check-in", "poller-leases"])
 def test_a_thread_that_cannot_start_ends_the_poller_with_one_line(
     target_server, thread
 ):
@@ -55,6 +55,6 @@ def test_a_thread_that_cannot_start_ends_the_poller_with_one_line(
         poller.kill()
     assert poller.returncode == 1, err
     assert "Traceback" not in err
-    assert "CommandError: Cannot start the poller's heartbeat and lease threads" in err
+    assert "CommandError: Cannot start the poller's check-in and lease threads" in err
     assert not ShardLease.objects.filter(owner__isnull=False).exists()
     assert PollerNode.objects.get().stopped_at is not None

@@ -220,7 +220,7 @@ execute_from_command_line(["manage.py", "runpoller"])
         # PostgreSQL this poller's row.
         "polling.sqlite_lock:SinglePollerLock.acquire"
         if connection.vendor == "sqlite"
-        else "polling.node:NodeHeartbeat.register",
+        else "polling.node:NodeCheckIn.register",
         "polling.control:ControlServer.start",
         "polling.engine.coordinator:Coordinator.start",
     ],

@@ -40,8 +40,13 @@ def process_env(**overrides: str) -> dict[str, str]:
 
 def sigterm_when(condition) -> threading.Thread:
     """Send this process SIGTERM once `condition()` holds (in a thread)."""
-    thread = threading.Thread(
-        target=lambda: (wait_until(condition), os.kill(os.getpid(), signal.SIGTERM))
-    )
+
+    def wait_then_stop() -> None:
+        try:
+            wait_until(condition)
+        finally:  # a condition never met ends the process too: no hang
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    thread = threading.Thread(target=wait_then_stop)
     thread.start()
     return thread
