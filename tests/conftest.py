@@ -22,6 +22,16 @@ def poller_syncs_sent():
     SENDER.flush()
 
 
+@pytest.fixture(autouse=True)
+def ping_writer_stopped():
+    """A test that pinged leaves no writer thread (nor its database
+    connection) behind: the next ping starts a new one."""
+    yield
+    from polling.pings.writer import stop_shared_writer
+
+    stop_shared_writer()
+
+
 @pytest.fixture
 def make_project(db):
     """Create a saved, valid Project; keyword arguments override fields."""

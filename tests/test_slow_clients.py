@@ -130,11 +130,11 @@ def _answers(url: str) -> bool:
         return False
 
 
-def test_the_procfile_runs_threaded_workers():
+def test_the_procfile_runs_event_loop_workers():
     command = procfile_web_command()
 
-    assert re.search(r"--worker-class[ =]\S*DeadlineThreadWorker", command)
-    assert re.search(r"--threads[ =]", command)
+    assert re.search(r"--worker-class[ =]uvicorn_worker.UvicornWorker", command)
+    assert re.search(r"monitor\.asgi\b", command)
     assert re.search(r"--timeout[ =]", command)
 
 

@@ -60,6 +60,7 @@ class PingWriter:
         self._waiting: deque[tuple[Ping, concurrent.futures.Future]] = deque()
         self._changed = threading.Condition()
         self._stopping = False
+        self._committing = 0  # pings in the batch being stored
         # A daemon, so that it never holds an exiting process; atexit stops
         # the shared one first (after the threads that are not daemons).
         self._thread = threading.Thread(
@@ -76,6 +77,15 @@ class PingWriter:
             self._waiting.append((ping, future))
             self._changed.notify()
         return future
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    def busy(self) -> bool:
+        """Whether a batch is being stored now."""
+        with self._changed:
+            return self._committing > 0
 
     def stop(self) -> None:
         """Store every ping accepted so far, then end the thread."""
@@ -107,6 +117,7 @@ class PingWriter:
                 # False: its request withdrew it (waited too long).
                 if future.set_running_or_notify_cancel():
                     batch.append((ping, future))
+            self._committing = len(batch)
             return batch
 
     def _commit(self, batch: list) -> None:
@@ -122,6 +133,8 @@ class PingWriter:
             verdicts = [Verdict.UNAVAILABLE] * len(batch)
         finally:
             release_connection()
+        with self._changed:
+            self._committing = 0
         for (_, future), verdict in zip(batch, verdicts, strict=True):
             future.set_result(verdict)
 
