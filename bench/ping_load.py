@@ -86,7 +86,7 @@ def run_wrk(port: int, keys_file: Path, connections: int, seconds: float) -> Wrk
 def parse_wrk(output: str, connections: int, seconds: float) -> WrkResult:
     percentiles = {
         share: _ms(value)
-        for share, value in re.findall(r"^\s+(\d+)%\s+(\S+)$", output, re.MULTILINE)
+        for share, value in re.findall(r"^\s+(\d+)%\s+(\S+)\s*$", output, re.MULTILINE)
     }
     requests = int(re.search(r"(\d+) requests in", output).group(1))
     non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)

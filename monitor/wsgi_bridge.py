@@ -3,8 +3,8 @@
 The web worker's event loop reads each request's body first, and only a
 request that has arrived whole takes one of the WEB_THREADS threads: a
 client that trickles its headers or its body holds a socket, never a
-thread (what monitor/gunicorn_worker.py's deadlines did for gunicorn's
-threaded worker). The threads live as long as the worker, so each keeps
+thread (gunicorn's threaded workers, before, needed a deadline on every
+request for that). The threads live as long as the worker, so each keeps
 its database connection between requests (CONN_MAX_AGE), as before; a
 Django view behind ASGI would instead run on a new thread, with a new
 connection, per request.

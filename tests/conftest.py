@@ -27,7 +27,7 @@ def ping_writer_stopped():
     """A test that pinged leaves no writer thread (nor its database
     connection) behind: the next ping starts a new one."""
     yield
-    from polling.pings.writer import stop_shared_writer
+    from polling.pings.waiting import stop_shared_writer
 
     stop_shared_writer()
 

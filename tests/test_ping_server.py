@@ -21,6 +21,7 @@ from django.db import connection
 
 from projects.models import PollResult
 from tests.processes import ROOT, process_env
+from tests.server_sockets import requests_read
 from tests.test_slow_clients import free_port, procfile_web_command
 from tests.waiting import wait_until
 from tests.writes_blocked import results_blocked
@@ -194,18 +195,3 @@ def test_sigterm_during_a_burst_stores_and_answers_every_accepted_ping(
     assert web.process.returncode == 0
     assert [a.status for a in answers] == [200] * len(heartbeats)
     assert stored_projects() == {p.pk for p in heartbeats}
-
-
-def requests_read(port: int) -> int:
-    """Connections to `port` whose bytes the server has all read (its
-    side's receive queue is empty), from /proc/net/tcp."""
-    read = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            local_port = int(fields[1].rsplit(":", 1)[1], 16)
-            receive_queue = int(fields[4].split(":")[1], 16)
-            established = fields[3] == "01"
-            if local_port == port and established and receive_queue == 0:
-                read += 1
-    return read

@@ -1,4 +1,4 @@
-"""The ping writer (polling/pings/writer.py): a ping answered stored is
+"""The ping writer (polling/pings/writer.py, waiting.py): a ping answered stored is
 in the database when the answer arrives; a writer that cannot keep up
 refuses pings rather than dropping them; stopping stores every ping it
 accepted. A real store on the test database; the writer is held back by
@@ -16,7 +16,8 @@ from django.utils import timezone
 from polling.pings.answers import Verdict
 from polling.pings.batch import PingStore
 from polling.pings.rules import Ping
-from polling.pings.writer import Overloaded, PingWriter, record, shared_writer
+from polling.pings.waiting import record, shared_writer
+from polling.pings.writer import Overloaded, PingWriter
 from projects.models import PollResult
 from tests.waiting import wait_until
 from tests.writes_blocked import results_blocked
@@ -78,7 +79,7 @@ def test_a_full_queue_refuses_pings_at_once_and_stores_those_it_took(
 ):
     with results_blocked():
         first = writer.submit(ping(heartbeats[0], "in the batch"))
-        wait_until(first.running)  # taken into a batch that cannot commit
+        wait_until(writer.busy)  # taken into a batch that cannot commit
         queued = [writer.submit(ping(p, f"queued {p.pk}")) for p in heartbeats[1:3]]
         with pytest.raises(Overloaded):
             writer.submit(ping(heartbeats[3], "refused"))
@@ -113,7 +114,7 @@ def test_a_ping_not_taken_in_time_is_withdrawn_and_never_stored(heartbeats, sett
 def test_stop_stores_every_ping_it_accepted(writer, heartbeats):
     with results_blocked():
         first = writer.submit(ping(heartbeats[0], "in the batch"))
-        wait_until(first.running)
+        wait_until(writer.busy)
         queued = [writer.submit(ping(p, f"queued {p.pk}")) for p in heartbeats[1:3]]
         stopping = threading.Thread(target=writer.stop)
         stopping.start()

@@ -29,7 +29,7 @@ from django.utils import timezone
 from polling.engine.heartbeats import MAX_MESSAGE_BYTES
 from polling.pings.answers import Verdict, retry_after
 from polling.pings.rules import PING_METHODS, Ping, is_preview, message_of
-from polling.pings.writer import record_async, stop_shared_writer
+from polling.pings.waiting import record_async, stop_shared_writer
 
 # Django's <uuid:key> converter: lower-case only, as the URL conf matches.
 PING_PATH = re.compile(

@@ -21,10 +21,11 @@ from django.db import connection
 
 from polling.engine.heartbeats import ping_outcome
 from polling.engine.types import Outcome
+from polling.engine.writer import StoreUnavailable
 from polling.pings.answers import Verdict
 from polling.pings.limits import RateLimit
 from polling.pings.rules import Ping
-from polling.store import DatabaseResultStore
+from polling.store import DatabaseResultStore, close_connection, is_connection_error
 from projects.batch_writes import batch_cursor
 from projects.models import Project
 from projects.units import SECONDS_PER_UNIT
@@ -63,7 +64,13 @@ class PingStore:
     def save(self, pings: Sequence[Ping]) -> list[Verdict]:
         """Each ping's verdict, in order. Raises StoreUnavailable when the
         database cannot be reached: then nothing of the batch is stored."""
-        verdicts, outcomes = _verdicts_before_storing(pings)
+        try:
+            verdicts, outcomes = _verdicts_before_storing(pings)
+        except Exception as error:
+            if not is_connection_error(error):
+                raise
+            close_connection()  # as the store does: reconnect next time
+            raise StoreUnavailable(str(error) or type(error).__name__) from error
         if outcomes:
             self._limit.refused.clear()
             self._store.save(list(outcomes.values()))

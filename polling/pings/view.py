@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods
 from polling.engine.heartbeats import MAX_MESSAGE_BYTES
 from polling.pings.answers import Verdict, retry_after
 from polling.pings.rules import PING_METHODS, Ping, is_preview, message_of
-from polling.pings.writer import record
+from polling.pings.waiting import record
 
 
 @csrf_exempt

@@ -17,20 +17,21 @@ stored, and the client sends it again after Retry-After. A ping already
 in a batch is waited for however long the batch takes. stop() stores
 every ping accepted before it returns (the web process calls it as it
 shuts down, after its last request).
+
+A verdict reaches a waiting thread through its concurrent future, and the
+requests waiting on an event loop all at once: one callback per loop and
+batch, not one wake-up of the loop per ping.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures
+import contextlib
 import logging
-import os
 import threading
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
-
-from django.conf import settings
 
 from polling.engine.writer import StoreUnavailable
 from polling.pings.answers import Verdict
@@ -50,6 +51,17 @@ class Overloaded(Exception):
     stopping."""
 
 
+class Handover:
+    """A ping handed to the writer, and where its verdict goes: a
+    concurrent future (a thread waits), or an asyncio future of `loop`."""
+
+    __slots__ = ("future", "loop", "ping", "taken", "withdrawn")
+
+    def __init__(self, ping: Ping, future, loop=None) -> None:
+        self.ping, self.future, self.loop = ping, future, loop
+        self.taken = self.withdrawn = False
+
+
 class PingWriter:
     def __init__(
         self, save: Saver, *, queue_size: int, close: Callable | None = None
@@ -57,10 +69,11 @@ class PingWriter:
         self._save = save
         self._close = close
         self._queue_size = queue_size
-        self._waiting: deque[tuple[Ping, concurrent.futures.Future]] = deque()
+        self._waiting: deque[Handover] = deque()
         self._changed = threading.Condition()
         self._stopping = False
         self._committing = 0  # pings in the batch being stored
+        self._idle = False  # waiting for a first ping
         # A daemon, so that it never holds an exiting process; atexit stops
         # the shared one first (after the threads that are not daemons).
         self._thread = threading.Thread(
@@ -69,14 +82,28 @@ class PingWriter:
         self._thread.start()
 
     def submit(self, ping: Ping) -> concurrent.futures.Future:
-        """A future of the ping's verdict. Raises Overloaded."""
+        """A future of the ping's verdict, for a thread. Raises Overloaded."""
         future: concurrent.futures.Future = concurrent.futures.Future()
+        self.hand_over(Handover(ping, future))
+        return future
+
+    def hand_over(self, handover: Handover) -> None:
+        """Raises Overloaded: too many pings wait, or the writer stops."""
         with self._changed:
             if self._stopping or len(self._waiting) >= self._queue_size:
                 raise Overloaded
-            self._waiting.append((ping, future))
-            self._changed.notify()
-        return future
+            self._waiting.append(handover)
+            if self._idle:  # else it looks at the queue after its batch
+                self._changed.notify()
+
+    def withdraw(self, handover: Handover) -> bool:
+        """Take back a ping not yet in a batch; False once it is in one
+        (its verdict will come)."""
+        with self._changed:
+            if handover.taken:
+                return False
+            handover.withdrawn = True
+            return True
 
     @property
     def stopping(self) -> bool:
@@ -103,26 +130,28 @@ class PingWriter:
             if self._close is not None:
                 self._close()
 
-    def _next_batch(self) -> list | None:
+    def _next_batch(self) -> list[Handover] | None:
         """The pings waiting (none when all were withdrawn), or None once
         stopping with nothing left."""
         with self._changed:
+            self._idle = True
             while not self._waiting and not self._stopping:
                 self._changed.wait()
+            self._idle = False
             if not self._waiting:
                 return None
             batch = []
             while self._waiting and len(batch) < BATCH_SIZE:
-                ping, future = self._waiting.popleft()
-                # False: its request withdrew it (waited too long).
-                if future.set_running_or_notify_cancel():
-                    batch.append((ping, future))
+                handover = self._waiting.popleft()
+                if not handover.withdrawn:
+                    handover.taken = True
+                    batch.append(handover)
             self._committing = len(batch)
             return batch
 
-    def _commit(self, batch: list) -> None:
+    def _commit(self, batch: list[Handover]) -> None:
         try:
-            verdicts = self._save([ping for ping, _ in batch])
+            verdicts = self._save([handover.ping for handover in batch])
         except StoreUnavailable as error:
             logger.warning("Could not store %d pings: %s", len(batch), error)
             verdicts = [Verdict.UNAVAILABLE] * len(batch)
@@ -135,71 +164,23 @@ class PingWriter:
             release_connection()
         with self._changed:
             self._committing = 0
-        for (_, future), verdict in zip(batch, verdicts, strict=True):
+        deliver(batch, verdicts)
+
+
+def deliver(batch: list[Handover], verdicts: list[Verdict]) -> None:
+    on_loops: dict[asyncio.AbstractEventLoop, list] = defaultdict(list)
+    for handover, verdict in zip(batch, verdicts, strict=True):
+        if handover.loop is None:
+            handover.future.set_result(verdict)
+        else:
+            on_loops[handover.loop].append((handover.future, verdict))
+    for loop, results in on_loops.items():
+        # RuntimeError: the loop has closed; nobody waits for these answers.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_set_results, results)
+
+
+def _set_results(results: list) -> None:
+    for future, verdict in results:
+        if not future.done():
             future.set_result(verdict)
-
-
-# The web process's writer -------------------------------------------------------
-
-_writer: PingWriter | None = None
-_writer_pid = 0
-_writer_lock = threading.Lock()
-
-
-def shared_writer() -> PingWriter:
-    """This process's writer, started on first use (in each web worker,
-    after the fork)."""
-    global _writer, _writer_pid
-    with _writer_lock:
-        if _writer is None or _writer_pid != os.getpid():
-            from polling.pings.batch import PingStore
-
-            store = PingStore()
-            _writer = PingWriter(
-                store.save, queue_size=settings.PING_QUEUE_SIZE, close=store.close
-            )
-            _writer_pid = os.getpid()
-        return _writer
-
-
-atexit.register(lambda: stop_shared_writer())
-
-
-def stop_shared_writer() -> None:
-    """Store every accepted ping; the next ping starts a new writer."""
-    global _writer
-    with _writer_lock:
-        writer, _writer = _writer, None
-    if writer is not None and _writer_pid == os.getpid():
-        writer.stop()
-
-
-def record(ping: Ping) -> Verdict:
-    """Hand the ping to the writer and wait for its verdict (a thread)."""
-    try:
-        future = shared_writer().submit(ping)
-    except Overloaded:
-        return Verdict.OVERLOADED
-    try:
-        return future.result(timeout=settings.PING_QUEUE_SECONDS)
-    except concurrent.futures.TimeoutError:
-        if future.cancel():
-            return Verdict.OVERLOADED
-        return future.result()  # in a batch already: its answer is the truth
-
-
-async def record_async(ping: Ping) -> Verdict:
-    """record() for a coroutine on an event loop."""
-    try:
-        future = shared_writer().submit(ping)
-    except Overloaded:
-        return Verdict.OVERLOADED
-    waiting = asyncio.wrap_future(future)
-    try:
-        return await asyncio.wait_for(
-            asyncio.shield(waiting), settings.PING_QUEUE_SECONDS
-        )
-    except TimeoutError:
-        if future.cancel():
-            return Verdict.OVERLOADED
-        return await waiting
