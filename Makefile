@@ -13,8 +13,12 @@ run: $(INSTALLED) .env
 	@echo "Serving on http://127.0.0.1:8000/ (admin at /admin/); Ctrl-C stops."
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile Procfile.dev start
 
+# The suite on TEST_WORKERS processes, each on a database of its own: most
+# tests wait on servers and processes, so more workers than cores pays.
+TEST_WORKERS ?= 4
+
 test: $(INSTALLED)
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .

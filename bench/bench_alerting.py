@@ -278,7 +278,7 @@ def main() -> None:
     template = fresh_database_url(f"monitor_bench_alerting_{SUFFIX}")
     manage(template, "migrate", "--noinput")
     setup_django(template)
-    from tests.webhook_receiver import WebhookReceiver
+    from tests.support.webhook_receiver import WebhookReceiver
 
     runs = {}
     with TargetProcess() as target:

@@ -236,7 +236,7 @@ def seed_start() -> datetime:
 
 
 def seed_rollups() -> None:
-    from projects.rollups import rebuild_rollups
+    from projects.housekeeping.rollups import rebuild_rollups
 
     rebuild_rollups()
 

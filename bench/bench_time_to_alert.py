@@ -97,7 +97,7 @@ class Processes:
 
 def timed_receiver():
     """A WebhookReceiver that notes when each request arrived."""
-    from tests.webhook_receiver import WebhookReceiver
+    from tests.support.webhook_receiver import WebhookReceiver
 
     class TimedReceiver(WebhookReceiver):
         def __init__(self) -> None:
@@ -256,7 +256,7 @@ def main() -> None:
     setup_django(database)
     from django.conf import settings
 
-    from tests.target_server import TargetServer
+    from tests.support.target_server import TargetServer
 
     quiet = settings.ALERT_DIGEST_SECONDS + QUIET_MARGIN_SECONDS
     timeout = settings.ALERT_DIGEST_SECONDS + args.interval * (args.threshold + 4)

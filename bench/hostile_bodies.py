@@ -22,7 +22,7 @@ import harness  # noqa: F401  (puts the project on sys.path)
 
 from polling.engine.probe import make_handle, probe
 from polling.engine.types import JsonAssertion, Keyword, Target, Task
-from tests.target_server import TargetServer
+from tests.support.target_server import TargetServer
 
 MIB = 1024 * 1024
 KEYWORD = Keyword("all is well")

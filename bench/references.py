@@ -40,7 +40,7 @@ from polling.engine.probe import make_handle  # noqa: E402
 from polling.engine.scheduler import first_poll_offset  # noqa: E402
 from polling.engine.stats import percentile  # noqa: E402
 from polling.engine.transport import Request  # noqa: E402
-from projects.units import SECONDS_PER_UNIT  # noqa: E402
+from projects.checks.units import SECONDS_PER_UNIT  # noqa: E402
 
 SPREAD_SECONDS = PollerConfig().spread_seconds
 STOP_GRACE_SECONDS = 15

@@ -267,8 +267,8 @@ def history(project, end, rng, *, base_ms, outages, days=DAYS) -> None:
     """One poll a minute for `days` up to `end`; `outages` are (minute from
     the start, length in minutes) runs of failed polls. Response times
     follow the hour of the day, with noise and a few slow spikes."""
+    from projects.housekeeping.rollups import rebuild_rollups
     from projects.models import PollResult, Status
-    from projects.rollups import rebuild_rollups
 
     minutes = days * 24 * 60
     down = set()
@@ -364,7 +364,7 @@ def wait_until_serving(port: int, seconds: float = 30) -> None:
 
 
 def shoot(base: str, project_id: int, out: Path, width: int, shots) -> None:
-    from tests.browser import chromium_context
+    from tests.support.browser import chromium_context
 
     out.mkdir(parents=True, exist_ok=True)
     with (

@@ -15,7 +15,7 @@ import re
 
 from django.views.debug import SafeExceptionReporterFilter
 
-from projects.redaction import redact_url
+from projects.notifications.redaction import redact_url
 
 # userinfo in a URL anywhere in a text: scheme://user:password@
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#@\s]*@")

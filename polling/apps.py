@@ -7,7 +7,7 @@ class PollingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from polling import checks, receivers  # noqa: F401 - checks register
+        from polling import receivers, system_checks  # noqa: F401 - checks register
         from projects.models import Project, Team
         from projects.signals import projects_bulk_changed
 

@@ -8,16 +8,15 @@ class ProjectsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # django-q2's schedules and task re-runs, for superusers only.
-        from projects import schedules, task_admin  # noqa: F401
-        from projects.checks import (
+        from projects import schedules
+        from projects.incidents.certificates import resolve_when_https_left
+        from projects.models import Project
+        from projects.notifications.receivers import attach_default_channels
+        from projects.system_checks import (
             daily_after_hourly_check,
             retention_settings_check,
             tasks_settings_check,
         )
-        from projects.incidents.certificates import resolve_when_https_left
-        from projects.models import Project
-        from projects.notifications.receivers import attach_default_channels
 
         post_save.connect(
             attach_default_channels,

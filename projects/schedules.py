@@ -16,6 +16,8 @@ To add a job, write it as a plain function in the package of its concern
 (projects/housekeeping/, projects/notifications/ ...), so tests call it
 directly, and append a ScheduledJob here with a unique name. Renaming an
 entry creates a new schedule and leaves the old one to delete in the admin.
+Moving a job's function is safe only with a shim at its old path, listed
+in MOVED_FUNCS: existing installs keep the old path in their rows.
 Times are UTC (Q_CLUSTER's time_zone).
 """
 
@@ -102,7 +104,7 @@ SCHEDULES: list[ScheduledJob] = [
     # Status pages' subscribers: incidents, updates and maintenance.
     ScheduledJob(
         name="announce on status pages",
-        func="projects.status_announcements.announce",
+        func="projects.announcements.announcer.announce",
         schedule_type=Schedule.MINUTES,
         minutes=1,
     ),
@@ -135,6 +137,15 @@ SCHEDULES: list[ScheduledJob] = [
         at=time(3, 40),
     ),
 ]
+
+
+# Paths stored by earlier versions -> where the function lives now. Each
+# old path stays importable (a shim module) for the rows that hold it.
+MOVED_FUNCS = {
+    "projects.status_announcements.announce": (
+        "projects.announcements.announcer.announce"
+    ),
+}
 
 
 def register_schedules(

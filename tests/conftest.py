@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import itertools
 import ssl
+import threading
 
 import pytest
 import trustme
 
 from projects.models import Project
-from tests.target_server import TargetServer
+from tests.support.target_server import TargetServer
 
 _names = itertools.count(1)
 
@@ -33,6 +34,12 @@ def ping_writer_stopped():
 
 
 @pytest.fixture
+def threads_before() -> set[threading.Thread]:
+    """The threads alive when the test began (see tests/support/threads.py)."""
+    return set(threading.enumerate())
+
+
+@pytest.fixture
 def make_project(db):
     """Create a saved, valid Project; keyword arguments override fields."""
 
@@ -50,13 +57,13 @@ def make_project(db):
 
 @pytest.fixture(params=["alone", "on-executor"])
 def poll_mode(request) -> str:
-    """How a probe test runs its polls: see tests/executor_probe.py."""
+    """How a probe test runs its polls: see tests/support/executor_probe.py."""
     return request.param
 
 
 @pytest.fixture
 def target_server():
-    """A TargetServer on 127.0.0.1 (see tests/target_server.py)."""
+    """A TargetServer on 127.0.0.1 (see tests/support/target_server.py)."""
     with TargetServer() as server:
         yield server
 
@@ -125,8 +132,8 @@ def add_polls(db):
     """
     from datetime import timedelta
 
+    from projects.housekeeping.rollups import rebuild_rollups
     from projects.models import PollResult, Status
-    from projects.rollups import rebuild_rollups
 
     def add(
         project: Project,
@@ -193,8 +200,8 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def a(db):
-    """Team "alpha" with one of everything (tests/teams.py)."""
-    from tests.teams import make_team
+    """Team "alpha" with one of everything (tests/support/teams.py)."""
+    from tests.support.teams import make_team
 
     return make_team("alpha")
 
@@ -203,16 +210,16 @@ def a(db):
 def b(db):
     """Team "bravo", everything of which says "bravo": a page that leaks
     any of it to alpha's people is one `"bravo" in html` away from failing."""
-    from tests.teams import make_team
+    from tests.support.teams import make_team
 
     return make_team("bravo")
 
 
 @pytest.fixture
 def smtp_server(settings):
-    """A real SMTP server on 127.0.0.1 (tests/smtp_server.py), and Django's
+    """A real SMTP server on 127.0.0.1 (tests/support/smtp_server.py), and Django's
     e-mail settings pointing at it."""
-    from tests.smtp_server import SMTPServer
+    from tests.support.smtp_server import SMTPServer
 
     server = SMTPServer()
     server.start()
@@ -226,8 +233,8 @@ def smtp_server(settings):
 
 @pytest.fixture
 def webhook_receiver():
-    """A WebhookReceiver on 127.0.0.1 (see tests/webhook_receiver.py)."""
-    from tests.webhook_receiver import WebhookReceiver
+    """A WebhookReceiver on 127.0.0.1 (see tests/support/webhook_receiver.py)."""
+    from tests.support.webhook_receiver import WebhookReceiver
 
     with WebhookReceiver() as receiver:
         yield receiver

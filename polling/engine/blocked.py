@@ -3,7 +3,7 @@ the address libcurl is about to connect to, after every name lookup and
 for every redirect, so neither a name that resolves there nor a redirect
 that leads there gets through.
 
-The save-time check (projects/blocked_targets.py) cannot import this (the
+The save-time check (projects/checks/blocked_targets.py) cannot import this (the
 projects app never imports polling): it repeats the few lines of matching.
 """
 

@@ -26,9 +26,9 @@ from polling.pings.answers import Verdict
 from polling.pings.limits import RateLimit
 from polling.pings.rules import Ping
 from polling.store import DatabaseResultStore, close_connection, is_connection_error
-from projects.batch_writes import batch_cursor
+from projects.checks.units import SECONDS_PER_UNIT
+from projects.incidents.batch_writes import batch_cursor
 from projects.models import Project
-from projects.units import SECONDS_PER_UNIT
 
 LOOKUP_FIELDS = (
     "ping_key",

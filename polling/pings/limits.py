@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import connection
 
 from polling.engine.types import Outcome
-from projects.batch_writes import batch_cursor
+from projects.incidents.batch_writes import batch_cursor
 from projects.models import PingCount
 
 Window = tuple[int, int]  # (project id, minutes since the epoch)

@@ -11,7 +11,6 @@ from django.db import DatabaseError, connection
 from django.utils import timezone
 
 from polling.auth import control_token
-from polling.checks import parse_bind
 from polling.control import (
     ControlServer,
     WeakControlToken,
@@ -26,6 +25,7 @@ from polling.node import NodeHeartbeat
 from polling.regions import region_id
 from polling.run.options import CannotRun
 from polling.sqlite_lock import PollerAlreadyRunning, SinglePollerLock, lock_for
+from polling.system_checks import parse_bind
 from polling.wiring import database_coordinator, shared_coordinator, shares_projects
 
 logger = logging.getLogger("polling")

@@ -21,8 +21,8 @@ from django.db import transaction
 from django.db.models import Model, QuerySet
 
 from projects.models import ApiKey, Team
-from projects.teams.admin_scoping import team_form
 from projects.teams.audit import Actor, record, snapshot
+from projects.teams.forms import team_form
 from projects.teams.scoping import TEAM_PATHS, for_team
 
 API = "api"

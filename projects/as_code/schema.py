@@ -15,8 +15,8 @@ from datetime import UTC, datetime, time
 from django import forms
 from django.db import models
 
-from projects.forms import ProjectForm
-from projects.maintenance_admin import MaintenanceWindowForm
+from projects.forms.maintenance import MaintenanceWindowForm
+from projects.forms.project import ProjectForm
 from projects.models import MaintenanceWindow, NotificationChannel, Project, Tag
 from projects.notifications.forms import ChannelForm
 

@@ -20,7 +20,6 @@ from projects.dashboard.banners import monitor_banners, setup_hints
 from projects.dashboard.params import positive_int
 from projects.dashboard.queries.certificates import expiring_certificates
 from projects.dashboard.queries.deliveries import DELIVERIES_SHOWN, recent_deliveries
-from projects.dashboard.queries.heartbeats import latest_polls
 from projects.dashboard.queries.history import poll_history
 from projects.dashboard.queries.incidents import project_incidents
 from projects.dashboard.queries.outages import OUTAGES_SHOWN, recent_outages
@@ -36,6 +35,7 @@ from projects.dashboard.queries.ranges import (
     RANGES,
     TimeRange,
 )
+from projects.dashboard.queries.recent_polls import latest_polls
 from projects.dashboard.queries.regions import (
     RegionRow,
     add_region_dots,
@@ -50,14 +50,14 @@ from projects.dashboard.queries.response_times import (
     response_time_buckets,
 )
 from projects.dashboard.queries.uptime import Uptime, maintenance_for, uptime_by_project
-from projects.maintenance import MaintenanceSchedule
+from projects.maintenance.schedule import MaintenanceSchedule
 from projects.models import PollResult, Project, Status
 from projects.teams.scoping import current_team, for_team
 
 PROJECTS_PER_PAGE = 50
 
 
-# Both pages reload every 30 seconds; the overview's heartbeat strips
+# Both pages reload every 30 seconds; the overview's recent-poll strips
 # compress about tenfold.
 @login_required
 @gzip_page
@@ -73,7 +73,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         team=team, search=search, state=state, tag=tag, maintained=maintained
     ).annotate(regions_seen=regions_seen())
     page = Paginator(projects, PROJECTS_PER_PAGE).get_page(request.GET.get("page"))
-    _add_uptime_and_heartbeats(page.object_list, now, maintenance)
+    _add_uptime_and_recent_polls(page.object_list, now, maintenance)
     add_region_dots(page.object_list, now)
     counts = state_counts(team=team, maintained=maintained, tag=tag)
     context = {
@@ -92,7 +92,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     return render(request, "projects/overview.html", context)
 
 
-def _add_uptime_and_heartbeats(
+def _add_uptime_and_recent_polls(
     projects: list[Project], now: datetime, maintenance: MaintenanceSchedule
 ) -> None:
     ids = [project.pk for project in projects]
@@ -100,7 +100,7 @@ def _add_uptime_and_heartbeats(
     strips = latest_polls(ids)
     for project in projects:
         project.uptimes = [(r, uptimes[project.pk][r.key]) for r in OVERVIEW_RANGES]
-        project.heartbeats = strips[project.pk]
+        project.recent_polls = strips[project.pk]
 
 
 @login_required

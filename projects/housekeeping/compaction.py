@@ -20,8 +20,9 @@ from django.db.models import DateField, Max, Min, Sum, Value
 from django.utils import timezone
 
 from projects.housekeeping.chunks import Deleted, Pacer, delete_older_than
+from projects.housekeeping.rollups import insert_select
 from projects.models import DailyRollup, HourlyRollup
-from projects.rollups import insert_select, utc_midnight
+from projects.models.results import utc_midnight
 
 DAY = timedelta(days=1)
 

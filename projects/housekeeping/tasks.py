@@ -12,7 +12,7 @@ from django_q.tasks import async_task
 from django.conf import settings
 
 from projects.housekeeping.compaction import compact_rollups
-from projects.housekeeping.maintenance import optimize_database
+from projects.housekeeping.optimize import optimize_database
 from projects.housekeeping.retention import prune_results
 from projects.housekeeping.runs import run_recorded
 from projects.models import HousekeepingRun

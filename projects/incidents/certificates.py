@@ -101,7 +101,7 @@ def resolve_when_https_left(sender, instance: Project, created: bool, **kwargs) 
     resolved, in the transaction that stores the new URL when the save runs
     in one (the admin's and the API's do). A receiver, not a call from
     Project.save(), so the models never import the incidents package."""
-    if not created and not instance.url.lower().startswith("https://"):
+    if not created and not instance.reads_certificate:
         resolve_left_https(instance, timezone.now())
 
 

@@ -23,7 +23,7 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from projects.incidents.machine import Change, Effect
-from projects.maintenance import MaintenanceSchedule
+from projects.maintenance.schedule import MaintenanceSchedule
 from projects.models import MonitorOutage, Notification, Project
 from projects.notifications import outbox
 

@@ -18,8 +18,8 @@ from operator import or_
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from projects.batch_writes import batch_cursor, datetime_adapter, update_rows
 from projects.incidents import reachability
+from projects.incidents.batch_writes import batch_cursor, datetime_adapter, update_rows
 from projects.incidents.machine import Change, Effect, Transition
 from projects.models import Incident, Notification, PollResult, Project, Status
 from projects.notifications import outbox

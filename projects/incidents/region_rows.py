@@ -29,11 +29,11 @@ from typing import NamedTuple
 
 from django.db import connection
 
-from projects.batch_writes import datetime_adapter, quote, upsert_rows
+from projects.checks.units import SECONDS_PER_UNIT
+from projects.incidents.batch_writes import datetime_adapter, quote, upsert_rows
 from projects.incidents.machine import UP, Poll, Streak
-from projects.incidents.states import Stored, _aware, _streak_and_thresholds
+from projects.incidents.states import Stored, aware, streak_and_thresholds
 from projects.models import Project, ProjectRegionState
-from projects.units import SECONDS_PER_UNIT
 
 MAX_REASON_LENGTH = 1000
 # A settled view's row is written again once it is older than this: every
@@ -78,7 +78,7 @@ def lock_with_facts(
     cursor.execute(*_locking_select(project_ids, region_id, written_since))
     stored, facts = {}, {}
     for row in cursor.fetchall():
-        stored[row[0]] = _streak_and_thresholds(row[:7])
+        stored[row[0]] = streak_and_thresholds(row[:7])
         facts[row[0]] = _plain_facts(*row[7:])
     if facts:
         cursor.execute(*_unsettled_select(sorted(facts)))
@@ -184,7 +184,7 @@ def _plain_facts(quorum, kind, interval, unit, recent) -> Facts:
 
 def _view(state, failures, successes, since, reason, polled_at) -> View:
     return View(
-        Streak(state, failures, successes, _aware(since)), reason, _aware(polled_at)
+        Streak(state, failures, successes, aware(since)), reason, aware(polled_at)
     )
 
 

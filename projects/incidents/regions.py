@@ -35,7 +35,12 @@ from datetime import timedelta
 from django.db import connection
 from django.utils import timezone
 
-from projects.batch_writes import datetime_adapter, pipeline, quote, update_rows
+from projects.incidents.batch_writes import (
+    datetime_adapter,
+    pipeline,
+    quote,
+    update_rows,
+)
 from projects.incidents.machine import (
     DOWN,
     PENDING,
@@ -57,9 +62,9 @@ from projects.incidents.region_rows import (
 from projects.incidents.states import (
     STATE_FIELDS,
     Stored,
-    _aware,
-    _state_row,
+    aware,
     save_states,
+    state_row,
 )
 from projects.models import Project, Region
 
@@ -261,7 +266,7 @@ def _save_project_states(
 ) -> None:
     adapt = datetime_adapter()
     rows = [
-        _state_row(project_polls, effects[project_id].after, adapt)
+        state_row(project_polls, effects[project_id].after, adapt)
         for project_id, project_polls in by_project.items()
     ]
     update_rows(
@@ -386,7 +391,7 @@ def region_view(region_id: int, *, silent: timedelta) -> RegionView:
         rows = cursor.fetchall()
     for pk, name, seen, blind_since in rows:
         names[pk] = name
-        seen = _aware(seen)
+        seen = aware(seen)
         if seen is not None and seen >= live_since:
             live.add(pk)
         if blind_since is not None:

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from django.db import connection
 from django.utils.dateparse import parse_datetime
 
-from projects.batch_writes import datetime_adapter, update_rows
+from projects.incidents.batch_writes import datetime_adapter, update_rows
 from projects.incidents.machine import (
     SETTLED,
     UP,
@@ -29,12 +29,12 @@ from projects.incidents.machine import (
     Thresholds,
     run,
 )
-from projects.maintenance import MaintenanceSchedule
+from projects.maintenance.schedule import MaintenanceSchedule
 from projects.models import Project, Status
 
 _COLUMNS = """id, state, consecutive_failures, consecutive_successes, failing_since,
     failure_threshold, recovery_threshold"""
-# What the writer sets on each project of a batch, in _state_row's order.
+# What the writer sets on each project of a batch, in state_row's order.
 STATE_FIELDS = [
     "last_polled_at",
     "last_status",
@@ -71,7 +71,7 @@ def lock_projects(cursor, project_ids: Sequence[int]) -> dict[int, Stored]:
         cursor.execute(
             f"SELECT {_COLUMNS} FROM {table} WHERE id IN ({marks})", project_ids
         )
-    return {row[0]: _streak_and_thresholds(row) for row in cursor.fetchall()}
+    return {row[0]: streak_and_thresholds(row) for row in cursor.fetchall()}
 
 
 def save_states(
@@ -86,7 +86,7 @@ def save_states(
 
     `stored` is what lock_projects() read; every poll's project is in it.
     `cursor` is the writer's cursor in its transaction (see
-    projects.batch_writes); `in_maintenance` is maintenance_test(polls),
+    projects.incidents.batch_writes); `in_maintenance` is maintenance_test(polls),
     when the caller has it already."""
     by_project: dict[int, list[Poll]] = defaultdict(list)
     for poll in sorted(polls, key=lambda p: p.at):
@@ -105,7 +105,7 @@ def save_states(
         for project_id, project_polls in by_project.items()
     }
     adapt = datetime_adapter()
-    rows = [_state_row(by_project[pid], e.after, adapt) for pid, e in effects.items()]
+    rows = [state_row(by_project[pid], e.after, adapt) for pid, e in effects.items()]
     update_rows(
         cursor,
         Project,
@@ -131,12 +131,12 @@ def _never(poll: Poll) -> bool:
     return False
 
 
-def _streak_and_thresholds(row: tuple) -> tuple[Streak, Thresholds]:
+def streak_and_thresholds(row: tuple) -> tuple[Streak, Thresholds]:
     _, state, failures, successes, failing_since, failure, recovery = row
     if state == UP and not failures and not successes and failing_since is None:
         streak = SETTLED  # most rows: no new object to make
     else:
-        streak = Streak(state, failures, successes, _aware(failing_since))
+        streak = Streak(state, failures, successes, aware(failing_since))
     return streak, _thresholds(failure, recovery)
 
 
@@ -145,7 +145,7 @@ def _thresholds(failure: int, recovery: int) -> Thresholds:
     return Thresholds(failure, recovery)
 
 
-def _aware(value: datetime | str | None) -> datetime | None:
+def aware(value: datetime | str | None) -> datetime | None:
     """A datetime column read through a raw cursor: SQLite gives naive UTC
     datetimes (or text)."""
     if isinstance(value, str):
@@ -155,7 +155,7 @@ def _aware(value: datetime | str | None) -> datetime | None:
     return value.replace(tzinfo=UTC)
 
 
-def _state_row(polls: list[Poll], streak: Streak, adapt: Callable) -> tuple:
+def state_row(polls: list[Poll], streak: Streak, adapt: Callable) -> tuple:
     """The project's new values of STATE_FIELDS, then its id, from its
     polls in time order."""
     last = polls[-1]

@@ -2,7 +2,7 @@
 
 import django.core.validators
 import django.db.models.deletion
-import projects.validators
+import projects.checks.validators
 from django.db import migrations, models
 
 
@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('name', models.CharField(max_length=200, unique=True)),
-                ('url', models.CharField(help_text='The http:// or https:// address to poll.', max_length=2000, validators=[projects.validators.validate_http_url], verbose_name='URL')),
+                ('url', models.CharField(help_text='The http:// or https:// address to poll.', max_length=2000, validators=[projects.checks.validators.validate_http_url], verbose_name='URL')),
                 ('method', models.CharField(choices=[('GET', 'Get'), ('HEAD', 'Head'), ('POST', 'Post'), ('PUT', 'Put'), ('PATCH', 'Patch'), ('DELETE', 'Delete'), ('OPTIONS', 'Options')], default='GET', max_length=7)),
                 ('headers', models.JSONField(blank=True, default=dict, help_text='Request headers as a JSON object, e.g. {"Accept": "text/html"}.')),
                 ('body', models.TextField(blank=True, help_text='Optional request body.')),

@@ -8,13 +8,13 @@ from projects.models.escalation import Escalation, EscalationStep
 from projects.models.housekeeping import HousekeepingRun
 from projects.models.incidents import Incident
 from projects.models.maintenance import MaintenanceWindow
-from projects.models.monitor import MonitorOutage, PollerNode, ShardLease
 from projects.models.notifications import (
     DeliveryAttempt,
     Notification,
     NotificationChannel,
 )
 from projects.models.ping_counts import PingCount
+from projects.models.pollers import MonitorOutage, PollerNode, ShardLease
 from projects.models.project import (
     DEFAULT_INTERVAL,
     DEFAULT_TIMEOUT_SECONDS,

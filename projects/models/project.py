@@ -12,21 +12,23 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from projects.blocked_targets import blocked_url_problem
-from projects.models.deletion import LockedDelete, ProjectQuerySet
-from projects.models.teams import NamedInTeam, Team, team_field
-from projects.project_rules import (
+from projects.checks.blocked_targets import blocked_url_problem
+from projects.checks.combinations import (
     coerce_field_values,
     combination_errors,
     normalized_status_codes,
 )
-from projects.units import SECONDS_PER_UNIT
-from projects.validators import (
+from projects.checks.kinds import kind_of
+from projects.checks.kinds.kind import CheckKind
+from projects.checks.units import SECONDS_PER_UNIT
+from projects.checks.validators import (
     validate_headers,
     validate_http_url,
     validate_json_query,
     validate_status_codes,
 )
+from projects.models.deletion import LockedDelete, ProjectQuerySet
+from projects.models.teams import NamedInTeam, Team, team_field
 
 DEFAULT_INTERVAL = 5
 DEFAULT_TIMEOUT_SECONDS = 10
@@ -328,7 +330,7 @@ class Project(LockedDelete, NamedInTeam):
                 self.ping_key = uuid.uuid4()
             if self.ping_deadline is None:
                 self.restart_heartbeat(timezone.now())
-        if self.tls_expires_at and not self.url.lower().startswith("https://"):
+        if self.tls_expires_at and not self.reads_certificate:
             # A certificate this project's polls no longer meet. (Its open
             # certificate incident is resolved on post_save, by
             # projects.incidents.certificates.resolve_when_https_left.)
@@ -379,8 +381,21 @@ class Project(LockedDelete, NamedInTeam):
             raise ValidationError(errors)
 
     @property
+    def check_kind(self) -> CheckKind | None:
+        """The kind of check its URL's scheme chooses; None for a heartbeat
+        project, which has no URL."""
+        return None if self.is_heartbeat else kind_of(self.url)
+
+    @property
+    def reads_certificate(self) -> bool:
+        """Whether its polls read the server's certificate (https://)."""
+        kind = self.check_kind
+        return kind is not None and kind.reads_certificate(self.url)
+
+    @property
     def is_tcp(self) -> bool:
-        return self.url.lower().startswith("tcp://")
+        kind = self.check_kind
+        return kind is not None and kind.name == "tcp"
 
     @property
     def is_heartbeat(self) -> bool:

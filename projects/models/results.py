@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, time
+
 from django.db import models
 
 from projects.models.fields import StatusField
@@ -233,3 +235,13 @@ class DailyRollup(RollupSums):
 
     def __str__(self) -> str:
         return f"{self.project_id} {self.day:%Y-%m-%d} {self.polls} polls"
+
+
+def rollup_hour(moment: datetime) -> datetime:
+    """The start of the UTC hour whose rollup counts a poll at `moment`."""
+    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def utc_midnight(day: date) -> datetime:
+    """The start of a UTC day, the one its DailyRollup counts from."""
+    return datetime.combine(day, time(), tzinfo=UTC)

@@ -221,7 +221,7 @@ class Subscriber(models.Model):
 
 
 class AnnouncementCursor(models.Model):
-    """How far the announcer (projects.status_announcements) has looked:
+    """How far the announcer (projects.announcements.announcer) has looked:
     every change stamped up to `position` has been queued for the
     subscribers, so each run reads only what changed since. One row per
     `name`; runs move it forward by compare-and-set."""

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from projects.maintenance import MaintenanceSchedule
+from projects.maintenance.schedule import MaintenanceSchedule
 from projects.models import Escalation, EscalationStep, Incident, Notification
 from projects.notifications import outbox
 from projects.notifications.payloads import incident_payload

@@ -7,13 +7,13 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
+from projects.checks.validators import validate_http_url
 from projects.models import NotificationChannel
 from projects.notifications.masking import masked_secret, masked_url
 from projects.notifications.signing import new_secret, secret_key
 from projects.notifications.transports.apprise import is_understood
 from projects.notifications.transports.email import recipients
 from projects.teams.forms import TeamValidatedForm
-from projects.validators import validate_http_url
 
 MAX_REMINDER_MINUTES = 7 * 24 * 60
 MIN_REMINDER_MINUTES = 5

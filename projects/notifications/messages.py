@@ -13,8 +13,8 @@ from datetime import datetime
 from django.template.loader import render_to_string
 from django.utils.dateparse import parse_datetime
 
-from projects.markdown import render_markdown
-from projects.redaction import redact_url
+from projects.notifications.markdown import render_markdown
+from projects.notifications.redaction import redact_url
 
 TITLES = {
     "incident.opened": "DOWN: {name}",

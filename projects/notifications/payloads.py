@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from projects.models import Incident, MonitorOutage
 from projects.notifications.links import absolute_url, acknowledge_url
-from projects.redaction import redact_url
+from projects.notifications.redaction import redact_url
 
 PAYLOAD_VERSION = 1
 

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from projects.maintenance import MaintenanceSchedule
+from projects.maintenance.schedule import MaintenanceSchedule
 from projects.models import Incident, Notification
 from projects.notifications.payloads import incident_payload
 from projects.notifications.trigger import request_delivery

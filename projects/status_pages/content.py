@@ -1,5 +1,5 @@
 """Everything a status page shows, loaded in a fixed number of queries
-whatever the number of projects on it (tests/test_status_page.py counts
+whatever the number of projects on it (tests/status_pages/test_page.py counts
 them for 5 and 50)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import Q, QuerySet, Sum
 
+from projects.checks.units import SECONDS_PER_UNIT
 from projects.models import (
     HourlyRollup,
     Incident,
@@ -29,7 +30,6 @@ from projects.status_pages.states import (
     page_state,
     project_state,
 )
-from projects.units import SECONDS_PER_UNIT
 
 PROJECT_FIELDS = ("id", "name", "enabled", "state", "interval", "interval_unit")
 

@@ -30,9 +30,8 @@ from django.db.models.functions import TruncDate
 from projects.dashboard.queries.sources import daily_part, daily_until
 from projects.dashboard.queries.uptime import COUNTS, Uptime
 from projects.models import DailyRollup, HourlyRollup
-from projects.models.results import IMPERFECT_DAY
+from projects.models.results import IMPERFECT_DAY, utc_midnight
 from projects.notifications.messages import duration_text
-from projects.rollups import utc_midnight
 
 SECONDS_PER_DAY = 24 * 60 * 60
 COMPACTED_CACHE_SECONDS = 10 * 60

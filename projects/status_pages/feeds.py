@@ -1,4 +1,4 @@
-"""/status/<slug>/feed.atom: the page's events (projects.status_events)
+"""/status/<slug>/feed.atom: the page's events (projects.announcements.events)
 as an Atom feed, through Django's syndication framework."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.feedgenerator import Atom1Feed
 
+from projects.announcements.events import Event, page_events
 from projects.models import StatusPage
-from projects.status_events import Event, page_events
-from projects.status_pages.markdown import render_markdown
+from projects.notifications.markdown import render_markdown
 
 MAX_FEED_ITEMS = 50
 

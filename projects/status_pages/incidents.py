@@ -12,8 +12,8 @@ from django.db.models import Q, QuerySet
 from django.utils.safestring import SafeString
 
 from projects.models import Incident, StatusPage, StatusUpdate
+from projects.notifications.markdown import render_markdown
 from projects.notifications.messages import duration_text
-from projects.status_pages.markdown import render_markdown
 
 # A page lists at most this many past incidents, newest first.
 MAX_PAST_INCIDENTS = 50

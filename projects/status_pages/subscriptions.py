@@ -15,10 +15,10 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from projects import status_subscriptions as subscriptions
+from projects.announcements import subscriptions
+from projects.announcements.announcer import welcome
+from projects.announcements.subscriptions import validate_webhook_url
 from projects.models import StatusPage, Subscriber
-from projects.status_announcements import welcome
-from projects.status_subscriptions import validate_webhook_url
 
 
 class SubscribeForm(forms.Form):

@@ -1,6 +1,6 @@
 """Posting a status update from /incidents/: one small form per open
 incident, the same rules as the incident's admin page
-(projects.status_updates)."""
+(projects.announcements.updates)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from projects.announcements.updates import StatusUpdateForm, post_update
 from projects.models import Incident, Role
-from projects.status_updates import StatusUpdateForm, post_update
 from projects.teams.scoping import current_team, for_team, may
 
 

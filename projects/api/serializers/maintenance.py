@@ -6,7 +6,7 @@ from django.db import models
 
 from projects.api.serializers.fields import LocalTimeField, RelatedIdsField
 from projects.api.serializers.forms import FormBackedSerializer
-from projects.maintenance_admin import MaintenanceWindowForm
+from projects.forms.maintenance import MaintenanceWindowForm
 from projects.models import MaintenanceWindow
 
 

@@ -15,7 +15,7 @@ from projects.api.serializers.fields import RelatedIdsField, RelatedNamesField
 from projects.api.serializers.forms import FormBackedSerializer
 from projects.api.teams import scoped
 from projects.dashboard.queries.overview import State
-from projects.forms import ProjectForm
+from projects.forms.project import ProjectForm
 from projects.models import Project, Region, Status, Tag
 from projects.notifications.links import absolute_url
 

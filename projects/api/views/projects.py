@@ -24,7 +24,7 @@ from projects.dashboard.queries.overview import (
     display_state_of,
     with_state,
 )
-from projects.maintenance import MaintenanceSchedule
+from projects.maintenance.schedule import MaintenanceSchedule
 from projects.models import NotificationChannel, Project, Region, Tag
 from projects.teams.audit import record, snapshot
 

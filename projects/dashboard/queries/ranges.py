@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from projects.rollups import rollup_hour, utc_midnight
+from projects.models.results import rollup_hour, utc_midnight
 
 MINUTE = 60
 HOUR = 60 * MINUTE

@@ -19,7 +19,7 @@ from projects.dashboard.queries.functions import EpochSeconds
 from projects.dashboard.queries.ranges import TimeRange
 from projects.dashboard.queries.sources import daily_part, daily_until, hourly_part
 from projects.models import DailyRollup, HourlyRollup, PollResult, Status
-from projects.rollups import rollup_hour
+from projects.models.results import rollup_hour
 
 # PollResult's phase columns, in the order a poll goes through them.
 PHASES = ("dns_ms", "connect_ms", "tls_ms", "first_byte_ms")

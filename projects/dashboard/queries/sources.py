@@ -26,7 +26,7 @@ from django.db.models import Max, Q
 
 from projects.dashboard.queries.ranges import ceil_day, ceil_hour
 from projects.models import DailyRollup
-from projects.rollups import utc_midnight
+from projects.models.results import utc_midnight
 
 
 def daily_until() -> datetime | None:

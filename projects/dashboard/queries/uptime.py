@@ -24,7 +24,7 @@ from django.db.models import Count, Q, Sum
 
 from projects.dashboard.queries.ranges import TimeRange, ceil_hour
 from projects.dashboard.queries.sources import daily_part, daily_until, hourly_part
-from projects.maintenance import MaintenanceSchedule
+from projects.maintenance.schedule import MaintenanceSchedule
 from projects.models import DailyRollup, HourlyRollup, PollResult, Status
 
 COUNTS = ("polls", "failures", "maintenance_polls", "maintenance_failures")

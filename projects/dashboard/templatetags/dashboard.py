@@ -1,4 +1,4 @@
-"""Small formatting helpers and the heartbeat strip for the dashboard."""
+"""Small formatting helpers and the recent-poll strip for the dashboard."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from django.utils.html import escape, format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 
-from projects import project_rules
-from projects.dashboard.queries.heartbeats import HEARTBEATS, Heartbeat
+from projects.checks import combinations
 from projects.dashboard.queries.outages import Outage
 from projects.dashboard.queries.overview import State
+from projects.dashboard.queries.recent_polls import RECENT_POLLS, RecentPoll
 from projects.dashboard.queries.uptime import Uptime
 from projects.models import Incident, Project, Status, Tag
 from projects.models.tags import DEFAULT_TAG_COLOR
@@ -36,7 +36,7 @@ FAIR_UPTIME = 99.0
 
 @register.filter
 def up_rules(project: Project) -> list[str]:
-    return project_rules.up_rules(project)
+    return combinations.up_rules(project)
 
 
 @register.filter
@@ -112,7 +112,9 @@ def query(context: template.Context, **changes: object) -> str:
 
 
 @register.simple_tag
-def heartbeat_strip(heartbeats: list[Heartbeat], slots: int = HEARTBEATS) -> SafeString:
+def recent_polls_strip(
+    polls: list[RecentPoll], slots: int = RECENT_POLLS
+) -> SafeString:
     """One bar per poll, newest on the right, each with a tooltip. Up bars
     are short and down bars tall (see monitor.css), so they differ in shape
     as well as colour.
@@ -121,17 +123,15 @@ def heartbeat_strip(heartbeats: list[Heartbeat], slots: int = HEARTBEATS) -> Saf
     2,500 bars, and a template loop would be the slowest part of the page.
     """
     zone = timezone.get_current_timezone()
-    empty = '<span class="hb hb-none"></span>' * (slots - len(heartbeats))
+    empty = '<span class="hb hb-none"></span>' * (slots - len(polls))
     bars = "".join(
         f'<span class="hb hb-{beat.status}" '
         f'title="{escape(_tooltip(beat, zone))}"></span>'
-        for beat in heartbeats
+        for beat in polls
     )
-    down = sum(beat.status == Status.DOWN for beat in heartbeats)
-    if heartbeats:
-        label = (
-            f"Last {len(heartbeats)} polls: {len(heartbeats) - down} up, {down} down"
-        )
+    down = sum(beat.status == Status.DOWN for beat in polls)
+    if polls:
+        label = f"Last {len(polls)} polls: {len(polls) - down} up, {down} down"
     else:
         label = "No polls yet"
     return mark_safe(
@@ -139,7 +139,7 @@ def heartbeat_strip(heartbeats: list[Heartbeat], slots: int = HEARTBEATS) -> Saf
     )
 
 
-def _tooltip(beat: Heartbeat, zone: tzinfo) -> str:
+def _tooltip(beat: RecentPoll, zone: tzinfo) -> str:
     parts = [
         f"{beat.polled_at.astimezone(zone):%b %d %H:%M:%S}",
         STATUS_LABELS[beat.status],

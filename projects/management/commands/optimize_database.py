@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from projects.housekeeping.maintenance import optimize_database
+from projects.housekeeping.optimize import optimize_database
 from projects.housekeeping.runs import run_recorded
 from projects.models import HousekeepingRun
 

@@ -1,0 +1,35 @@
+"""Each kind of check's probe, chosen by the scheme of the target's URL:
+one registry (PROBES), no `startswith` branches.
+
+Every kind is a module here with the same shape: `SCHEMES`, the URL
+schemes it serves, and `poll_steps(handle, task, started_at)`, a generator
+that yields the exchanges its poll needs and returns the Outcome, never
+raising (probe.py explains how exchanges are run). Its rules, shared by
+the admin, the API and the YAML import, are the module of the same name in
+projects/checks/kinds/. To add a kind, write both and list the probe in
+KIND_MODULES.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from datetime import datetime
+from typing import Any
+
+from polling.engine.probes import http, tcp
+from polling.engine.transport import Exchange, Transport
+from polling.engine.types import Outcome, Task
+
+PollSteps = Generator[Exchange, Any, Outcome]
+Probe = Callable[[Transport, Task, datetime], PollSteps]
+
+KIND_MODULES = (http, tcp)
+PROBES: dict[str, Probe] = {
+    scheme: module.poll_steps for module in KIND_MODULES for scheme in module.SCHEMES
+}
+
+
+def probe_for(url: str) -> Probe | None:
+    """The probe of the URL's scheme; None when no kind serves it."""
+    scheme, sep, _ = url.partition("://")
+    return PROBES.get(scheme.lower()) if sep else None

@@ -1,0 +1,170 @@
+"""Subscribing to a status page, confirming, unsubscribing.
+
+Each subscriber gets a NotificationChannel of its own (e-mail or
+webhook, never a default, attached to no project), so its messages go
+through the outbox with its retries, digests and delivery log. An e-mail
+address or a webhook hears nothing but the confirmation until it is
+confirmed; every message carries the unsubscribe link. Nothing here
+sends: it queues.
+
+A webhook confirms as Amazon SNS's HTTP subscriptions do: its first
+delivery, `status.confirm`, carries a confirm link with the subscriber's
+secret token, and the receiver (or a person) POSTs to it. Only who reads
+what arrives at the URL can confirm, so a visitor cannot make this server
+post a page's news to a URL that did not ask for it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+
+from projects.checks.blocked_targets import blocked_url_problem
+from projects.models import NotificationChannel, StatusPage, Subscriber
+from projects.notifications import outbox
+
+CONFIRM_EVENT = "status.confirm"
+RATE_WINDOW = timedelta(hours=1)
+
+
+def rate_limited(address: str | None, now: datetime) -> bool:
+    """Whether this IP address has subscribed STATUS_SUBSCRIBE_RATE_LIMIT
+    times in the last hour (counted in the database, so every web process
+    agrees)."""
+    if not address:
+        return False
+    recent = Subscriber.objects.filter(
+        created_from=address, created_at__gte=now - RATE_WINDOW
+    )
+    return recent.count() >= settings.STATUS_SUBSCRIBE_RATE_LIMIT
+
+
+def validate_webhook_url(url: str) -> None:
+    """http(s) only, and no loopback or private address unless
+    STATUS_WEBHOOK_ALLOW_PRIVATE: a public form must not make this server
+    call into its own network. POLL_BLOCKED_NETWORKS (cloud metadata) are
+    refused even then, as for a project of an untrusted team: a visitor is
+    never trusted. Like the projects' save-time check, only addresses
+    written in the URL are checked; names are not looked up."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValidationError("Enter an http:// or https:// URL.")
+    if blocked_url_problem(url):
+        raise ValidationError("That address is not reachable from here.")
+    if settings.STATUS_WEBHOOK_ALLOW_PRIVATE:
+        return
+    host = parts.hostname.lower()
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        if host == "localhost" or host.endswith((".localhost", ".local", ".internal")):
+            raise ValidationError("That address is not reachable from here.") from None
+        return
+    if not address.is_global:
+        raise ValidationError("That address is not reachable from here.")
+
+
+def subscribe(
+    page: StatusPage,
+    *,
+    email: str = "",
+    webhook_url: str = "",
+    address: str | None,
+    now: datetime,
+) -> Subscriber | None:
+    """A new subscriber, unconfirmed, with its confirmation queued; None
+    when the address is already
+    subscribed to the page, which the visitor is not told (nobody learns
+    who subscribes)."""
+    try:
+        with transaction.atomic():
+            subscriber = Subscriber.objects.create(
+                page=page,
+                email=email,
+                webhook_url=webhook_url,
+                created_from=address,
+                created_at=now,
+            )
+            subscriber.channel = _channel_for(subscriber)
+            subscriber.save(update_fields=["channel"])
+            queue_confirmation(subscriber, now)
+    except IntegrityError:
+        return None
+    return subscriber
+
+
+def _channel_for(subscriber: Subscriber) -> NotificationChannel:
+    kind = NotificationChannel.Kind.EMAIL if subscriber.email else "webhook"
+    return NotificationChannel.objects.create(
+        name=f"Status page subscriber {subscriber.pk} ({subscriber.page.slug})",
+        kind=kind,
+        url=subscriber.email or subscriber.webhook_url,
+        is_default=False,
+        team_id=subscriber.page.team_id,  # the page's team sees its deliveries
+    )
+
+
+def queue_confirmation(subscriber: Subscriber, now: datetime) -> int:
+    page = subscriber.page
+    payload = {
+        "version": 1,
+        "event": CONFIRM_EVENT,
+        "title": f"Confirm your subscription to {page.title}",
+        "occurred_at": now.isoformat(),
+        "message": _confirm_text(subscriber),
+        "links": links(subscriber, confirm=True),
+    }
+    message = outbox.Message(
+        event=CONFIRM_EVENT, key=f"{CONFIRM_EVENT}:{subscriber.pk}", payload=payload
+    )
+    return outbox.queue([(message, [subscriber.channel_id])])
+
+
+def _confirm_text(subscriber: Subscriber) -> str:
+    title = subscriber.page.title
+    if subscriber.webhook_url:
+        return (
+            f"Someone asked for news of {title} at this URL. POST to the "
+            "confirm link (no body needed) to start receiving it; if nobody "
+            "here asked, ignore this request and nothing more will be sent."
+        )
+    return (
+        f"Someone, we hope you, asked for news of {title} at this address. "
+        "Open the confirm link to start receiving it; if it was not you, "
+        "ignore this message and nothing more will be sent."
+    )
+
+
+def confirm(subscriber: Subscriber, now: datetime) -> bool:
+    """Confirms once; says whether this call did."""
+    return bool(
+        Subscriber.objects.filter(pk=subscriber.pk, confirmed_at__isnull=True).update(
+            confirmed_at=now
+        )
+    )
+
+
+def unsubscribe(subscriber: Subscriber) -> None:
+    """Forgets the subscriber and, with it, its channel and queued rows."""
+    subscriber.delete()
+
+
+def links(subscriber: Subscriber, *, confirm: bool = False) -> dict[str, str]:
+    slug, token = subscriber.page.slug, subscriber.token
+    found = {"status page": absolute(reverse("status_pages:page", args=[slug]))}
+    if confirm:
+        found["confirm"] = absolute(reverse("status_pages:confirm", args=[slug, token]))
+    found["unsubscribe"] = absolute(
+        reverse("status_pages:unsubscribe", args=[slug, token])
+    )
+    return found
+
+
+def absolute(path: str) -> str:
+    return settings.SITE_URL.rstrip("/") + path

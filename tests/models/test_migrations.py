@@ -1,0 +1,92 @@
+"""Migrations that change existing data keep its meaning."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from tests.support.migrations import migrate_to
+
+BEFORE_RANGES = ("projects", "0006_channel_deliverer_wakes_at")
+WITH_RANGES = ("projects", "0007_richer_checks")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_expected_status_codes_keep_their_values():
+    old_apps = migrate_to(BEFORE_RANGES)
+    OldProject = old_apps.get_model("projects", "Project")
+    for number, code in enumerate([200, 204, 301, 503]):
+        OldProject.objects.create(
+            name=f"p{number}", url="http://127.0.0.1:9/", expected_status=code
+        )
+    try:
+        new_apps = migrate_to(WITH_RANGES)
+        Project = new_apps.get_model("projects", "Project")
+        stored = sorted(Project.objects.values_list("expected_status", flat=True))
+    finally:
+        leaf = MigrationExecutor(connection).loader.graph.leaf_nodes("projects")
+        migrate_to(leaf[0])
+
+    assert stored == ["200", "204", "301", "503"]
+
+
+BEFORE_COMPOSITE_KEY = ("projects", "0016_shard_leases_one_result_per_window")
+COMPOSITE_KEY = ("projects", "0017_pollresult_smaller_rows")
+
+
+def poll_rows(apps) -> list[tuple]:
+    PollResult = apps.get_model("projects", "PollResult")
+    return list(
+        PollResult.objects.order_by("project_id", "polled_at").values_list(
+            "project_id",
+            "polled_at",
+            "status",
+            "status_code",
+            "error_message",
+            "tls_ms",
+        )
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_polls_keep_their_values_when_the_id_goes_and_comes_back():
+    old_apps = migrate_to(BEFORE_COMPOSITE_KEY)
+    OldProject = old_apps.get_model("projects", "Project")
+    OldResult = old_apps.get_model("projects", "PollResult")
+    projects = [
+        OldProject.objects.create(name=f"p{n}", url="http://127.0.0.1:9/")
+        for n in range(2)
+    ]
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    for minute in range(3):
+        for project in projects:
+            OldResult.objects.create(
+                project=project,
+                polled_at=start + timedelta(minutes=minute),
+                status="down" if minute == 1 else "up",
+                status_code=None if minute == 1 else 200,
+                error_message="refused" if minute == 1 else "",
+                tls_ms=minute or None,
+            )
+    before = poll_rows(old_apps)
+    try:
+        keyed = poll_rows(migrate_to(COMPOSITE_KEY))
+        back_apps = migrate_to(BEFORE_COMPOSITE_KEY)
+        back = poll_rows(back_apps)
+        ids = sorted(
+            back_apps.get_model("projects", "PollResult").objects.values_list(
+                "id", flat=True
+            )
+        )
+    finally:
+        leaf = MigrationExecutor(connection).loader.graph.leaf_nodes("projects")
+        migrate_to(leaf[0])
+
+    assert len(before) == 6
+    assert keyed == before
+    assert back == before
+    assert len(set(ids)) == 6
