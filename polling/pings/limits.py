@@ -60,19 +60,21 @@ def _window(outcome: Outcome) -> Window:
 
 def count_pings(offered: Counter[Window]) -> dict[Window, int]:
     """Add each window's pings to its count; the new totals. In key order,
-    so concurrent batches meet the rows in the same order. A project's
-    first count of a minute clears its older minutes: a project has a row
-    or two."""
+    so concurrent batches meet the rows in the same order. The counted
+    projects' older minutes are deleted: a project has a row or two. On
+    PostgreSQL both in one statement (one round trip a batch)."""
     windows = sorted(offered)
     columns = [[w[0] for w in windows], [w[1] for w in windows]]
     columns.append([offered[w] for w in windows])
     with batch_cursor() as cursor:
-        cursor.execute(_count_sql(len(windows)), _as_params(columns))
+        if connection.vendor == "postgresql":
+            cursor.execute(_count_and_clear_sql(), columns)
+            return {(pid, minute): count for pid, minute, count in cursor.fetchall()}
+        cursor.execute(_count_sql(len(windows)), _as_rows(columns))
         totals = {(pid, minute): count for pid, minute, count in cursor.fetchall()}
-        started = [w for w, total in totals.items() if total == offered[w]]
-        for minute in sorted({minute for _, minute in started}):
-            ids = [pid for pid, m in started if m == minute]
-            cursor.execute(_clear_sql(len(ids)), [minute, *_as_params([ids])])
+        for minute in sorted({minute for _, minute in windows}):
+            ids = [pid for pid, m in windows if m == minute]
+            cursor.execute(_clear_sql(len(ids)), [minute, *ids])
     return totals
 
 
@@ -80,31 +82,37 @@ def _table() -> str:
     return connection.ops.quote_name(PingCount._meta.db_table)
 
 
-def _as_params(columns: list[list[int]]) -> list:
-    """PostgreSQL takes each column as one array (one statement text for
-    any batch, prepared once); SQLite a value per placeholder, row by row."""
-    if connection.vendor == "postgresql":
-        return columns
+def _as_rows(columns: list[list[int]]) -> list[int]:
     return [value for row in zip(*columns, strict=True) for value in row]
 
 
-def _count_sql(rows: int) -> str:
+_UPSERT = (
+    "INSERT INTO {table} (project_id, minute, count) {source} "
+    "ON CONFLICT (project_id, minute) "
+    "DO UPDATE SET count = {table}.count + excluded.count "
+    "RETURNING project_id, minute, count"
+)
+
+
+def _count_and_clear_sql() -> str:
+    """Each column one array: one statement text for any batch, prepared
+    once. The DELETE sees the table as the statement found it, so it
+    removes older minutes only, never a row the INSERT adds."""
     table = _table()
-    if connection.vendor == "postgresql":
-        source = "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::integer[])"
-    else:
-        source = "VALUES " + ", ".join(["(%s, %s, %s)"] * rows)
+    source = "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::integer[])"
     return (
-        f"INSERT INTO {table} (project_id, minute, count) {source} "
-        "ON CONFLICT (project_id, minute) "
-        f"DO UPDATE SET count = {table}.count + excluded.count "
-        "RETURNING project_id, minute, count"
+        f"WITH counted AS ({_UPSERT.format(table=table, source=source)}), "
+        f"cleared AS (DELETE FROM {table} AS old USING counted "
+        "WHERE old.project_id = counted.project_id AND old.minute < counted.minute) "
+        "SELECT project_id, minute, count FROM counted"
     )
 
 
+def _count_sql(rows: int) -> str:
+    source = "VALUES " + ", ".join(["(%s, %s, %s)"] * rows)
+    return _UPSERT.format(table=_table(), source=source)
+
+
 def _clear_sql(ids: int) -> str:
-    if connection.vendor == "postgresql":
-        among = "= ANY(%s::bigint[])"
-    else:
-        among = "IN (" + ", ".join(["%s"] * ids) + ")"
-    return f"DELETE FROM {_table()} WHERE minute < %s AND project_id {among}"
+    among = ", ".join(["%s"] * ids)
+    return f"DELETE FROM {_table()} WHERE minute < %s AND project_id IN ({among})"
