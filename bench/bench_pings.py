@@ -69,13 +69,14 @@ def main() -> None:
     manage(database, "migrate", "--noinput")
     setup_django(database)
     keys = add_projects(args.projects)
+    load_before = os.getloadavg()[0]
     with Web(database, args.workers) as web:
         web.wait_ready()
         if args.mode == "sustained":
             rows = sustained(args, web, keys)
         else:
             rows = herd(args, web, keys)
-    report = make_report(args, database, rows)
+    report = make_report(args, database, rows, load_before)
     print(report)
     if args.publish:
         print(f"Published: {publish_run('pings-' + args.mode, report)}")
@@ -317,14 +318,16 @@ def projects_stored_among(keys: set[str]) -> int:
 # Report ------------------------------------------------------------------------
 
 
-def make_report(args, database: str, rows: list[dict]) -> str:
+def make_report(args, database: str, rows: list[dict], load_before: float) -> str:
     kind = "PostgreSQL" if is_postgres(database) else "SQLite"
     title = {"sustained": "steady load (wrk)", "herd": "a herd, one ping a project"}
     return (
         f"### Ping endpoint, {title[args.mode]}, {kind} "
         f"({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)\n\n"
         f"`{procfile_web()}` with WEB_CONCURRENCY={args.workers}; "
-        f"{args.projects:,} heartbeat projects; {machine()}; at {git_head()}.\n\n"
+        f"{args.projects:,} heartbeat projects; {machine()}; at {git_head()}; "
+        f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
+        "(other work on the machine shows here).\n\n"
         f"`bench/bench_pings.py {' '.join(sys.argv[1:])}`\n\n"
         f"{markdown_table(rows)}\n"
     )
