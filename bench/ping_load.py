@@ -224,7 +224,7 @@ class SiteProbe:
                 started = time.monotonic()
                 try:
                     status = client.get(self.url).status_code
-                    problem = "" if status == 200 else f"HTTP {status}"
+                    problem = "" if status < 400 else f"HTTP {status}"
                 except httpx.HTTPError as error:
                     problem = type(error).__name__
                 if problem:
