@@ -29,10 +29,10 @@ _writer_lock = threading.Lock()
 
 def shared_writer() -> PingWriter:
     """This process's writer, started on first use (in each web worker,
-    after the fork)."""
+    after the fork), and again should its thread ever have died."""
     global _writer, _writer_pid
     with _writer_lock:
-        if _writer is None or _writer_pid != os.getpid():
+        if _writer is None or _writer_pid != os.getpid() or not _writer.alive():
             from polling.pings.batch import PingStore
 
             store = PingStore()

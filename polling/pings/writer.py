@@ -105,6 +105,9 @@ class PingWriter:
             handover.withdrawn = True
             return True
 
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
     @property
     def stopping(self) -> bool:
         return self._stopping
