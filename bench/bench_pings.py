@@ -1,174 +1,198 @@
-"""Benchmark: the ping endpoint's latency at a steady rate, on PostgreSQL.
+"""Benchmark: the ping endpoint under a steady load and under a herd.
 
-Creates its own database (monitor_bench_pings_<BENCH_DB_SUFFIX>, default
-suffix "checks"), migrates it, adds heartbeat projects, starts gunicorn as
-the Procfile does (monitor.wsgi, WEB_CONCURRENCY workers, default 2, access
-log on), and sends pings at a fixed rate from a pool of client threads, a
-fresh connection each (gunicorn's sync workers close every connection).
+Each run makes its own database (PostgreSQL or SQLite, like the other
+benchmarks: DATABASE_URL, or --db), migrates it, adds heartbeat projects
+(every hour, a minute's grace) and starts the Procfile's `web` line as it
+is (access log on) on 127.0.0.1, with WEB_CONCURRENCY workers.
 
-Latency is measured from the moment each ping was due to go out, not from
-when a client thread got round to sending it, so a server that falls
-behind shows it in the numbers (no coordinated omission).
+- `sustained`: wrk keeps C connections busy for --duration seconds at each
+  C of --connections; the figure is the most pings/s of a step whose p99
+  stayed under 100 ms with no error (every ping answered 200). Stored rows
+  are counted after each step (a ping in flight when wrk stops may be
+  stored without being counted by wrk, never the reverse).
+- `herd`: --projects pings, one per project, sent as fast as --connections
+  connections get answers (`run_herd` in ping_load.py); with --retry, a 503
+  is sent again after its Retry-After, as `curl --retry` does. Then every
+  project answered 2xx must have exactly one stored result, and none
+  other. A page of the site is fetched every 0.25 s meanwhile.
 
-    .venv/bin/python bench/bench_pings.py                     # 200/s, 60 s
-    .venv/bin/python bench/bench_pings.py --rate 400 --duration 30
-    .venv/bin/python bench/bench_pings.py --publish    # a file in docs/benchmarks/
+Both report the CPU the web process (all workers) and the database
+backends used per ping.
 
-PG_URL (default postgres://postgres@127.0.0.1:5432) chooses the server.
+    .venv/bin/python bench/bench_pings.py sustained --projects 2000 \
+        --connections 16,64,256 --duration 20
+    .venv/bin/python bench/bench_pings.py herd --projects 100000 --connections 256
+    .venv/bin/python bench/bench_pings.py herd ... --db sqlite --publish
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import queue
-import socket
 import subprocess
 import sys
-import threading
+import tempfile
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import psycopg
-from harness import markdown_table, percentile_ms
+from harness import (
+    ROOT,
+    BackendCpu,
+    django_env,
+    free_port,
+    fresh_database_url,
+    git_head,
+    is_postgres,
+    machine,
+    manage,
+    markdown_table,
+    percentile_ms,
+    process_cpu_seconds,
+    process_tree,
+    raise_open_files_limit,
+    setup_django,
+)
+from ping_load import SiteProbe, run_herd, run_wrk
 from run_logs import publish_run
 
-ROOT = Path(__file__).resolve().parent.parent
-SUFFIX = os.environ.get("BENCH_DB_SUFFIX", "checks")
-DB_NAME = f"monitor_bench_pings_{SUFFIX}"
-SERVER_URL = os.environ.get("PG_URL", "postgres://postgres@127.0.0.1:5432")
-CLIENT_THREADS = 64
-WARMUP_SECONDS = 5
+P99_LIMIT_MS = 100.0
+# The overview: a redirect to the sign-in page, through all of Django.
+SITE_PAGE = "/"
 
 
 def main() -> None:
     args = parse_args()
-    recreate_database()
-    env = server_env(args)
-    run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], env)
-    keys = add_projects(args.projects, env)
-    port = free_port()
-    if args.threads:
-        env["GUNICORN_CMD_ARGS"] = f"--threads {args.threads}"
-    with Gunicorn(port, args.workers, env):
-        wait_for_server(port)
-        send(port, keys, args.rate, WARMUP_SECONDS)  # connections, caches, plans
-        started = time.monotonic()
-        latencies, errors = send(port, keys, args.rate, args.duration)
-        elapsed = time.monotonic() - started
-    stored = count_results()
-    report = make_report(args, latencies, errors, elapsed, stored)
+    raise_open_files_limit()
+    database = fresh_database_url(f"bench_pings_{args.suffix}", base=args.db)
+    manage(database, "migrate", "--noinput")
+    setup_django(database)
+    keys = add_projects(args.projects)
+    load_before = os.getloadavg()[0]
+    with Web(database, args.workers) as web:
+        web.wait_ready()
+        if args.mode == "sustained":
+            rows = sustained(args, web, keys)
+        else:
+            rows = herd(args, web, keys)
+    report = make_report(args, database, rows, load_before)
     print(report)
-    if args.append:
-        with Path(args.append).open("a") as file:
-            file.write(f"\n{report}")
     if args.publish:
-        print(f"Published: {publish_run('pings', report)}")
+        print(f"Published: {publish_run('pings-' + args.mode, report)}")
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rate", type=float, default=200, help="pings a second")
-    parser.add_argument("--duration", type=float, default=60, help="seconds")
-    parser.add_argument("--projects", type=int, default=1000)
+    parser.add_argument("mode", choices=["sustained", "herd"])
+    parser.add_argument("--projects", type=int, default=2000)
+    parser.add_argument(
+        "--connections", default="256", help="comma-separated, e.g. 16,64,256"
+    )
+    parser.add_argument("--duration", type=float, default=20, help="s a step")
+    parser.add_argument("--retry", action="store_true", help="herd: resend 503s")
     parser.add_argument(
         "--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", 2))
     )
     parser.add_argument(
-        "--threads",
-        type=int,
-        default=0,
-        help="threads per worker, through GUNICORN_CMD_ARGS (0: the Procfile's)",
+        "--db",
+        default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/x"),
+        help="a database URL whose server to use, or 'sqlite'",
     )
-    parser.add_argument("--append", metavar="FILE", help="append the report here")
-    parser.add_argument(
-        "--publish",
-        action="store_true",
-        help="write the report as a new run log in docs/benchmarks/",
-    )
-    return parser.parse_args()
+    parser.add_argument("--suffix", default=os.environ.get("BENCH_DB_SUFFIX", "run"))
+    parser.add_argument("--publish", action="store_true")
+    args = parser.parse_args()
+    args.connections = [int(c) for c in args.connections.split(",")]
+    args.db = "" if args.db == "sqlite" else args.db
+    return args
 
 
-# Setting up ------------------------------------------------------------------
-
-
-def recreate_database() -> None:
-    with psycopg.connect(f"{SERVER_URL}/postgres", autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        connection.execute(f'CREATE DATABASE "{DB_NAME}"')
-
-
-def server_env(args: argparse.Namespace) -> dict[str, str]:
-    return {
-        **os.environ,
-        "DATABASE_URL": f"{SERVER_URL}/{DB_NAME}",
-        "SECRET_KEY": "bench-pings-secret-key-not-for-deployment",
-        "DEBUG": "false",
-        "HTTPS": "false",
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "LOG_LEVEL": "WARNING",
-        "WEB_CONCURRENCY": str(args.workers),
-    }
-
-
-def run(command: list[str], env: dict[str, str]) -> None:
-    subprocess.run(command, cwd=ROOT, env=env, check=True)
-
-
-def add_projects(count: int, env: dict[str, str]) -> list[str]:
-    """`count` heartbeat projects, every hour with a minute's grace, made
-    through the models so every column gets its default; their ping keys."""
-    os.environ.update(env)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "monitor.settings"
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+def add_projects(count: int) -> list[str]:
+    """`count` heartbeat projects, made through the models so every column
+    gets its default; their ping keys."""
     from projects.models import Project
 
     deadline = datetime.now(UTC) + timedelta(hours=2)
-    projects = Project.objects.bulk_create(
-        Project(
-            name=f"bench heartbeat {n}",
-            kind=Project.Kind.HEARTBEAT,
-            interval=1,
-            interval_unit=Project.IntervalUnit.HOURS,
-            ping_key=uuid.uuid4(),
-            ping_deadline=deadline,
+    keys = []
+    for first in range(0, count, 5000):
+        made = Project.objects.bulk_create(
+            Project(
+                name=f"bench heartbeat {n}",
+                kind=Project.Kind.HEARTBEAT,
+                interval=1,
+                interval_unit=Project.IntervalUnit.HOURS,
+                ping_key=uuid.uuid4(),
+                ping_deadline=deadline,
+            )
+            for n in range(first, min(first + 5000, count))
         )
-        for n in range(count)
-    )
-    return [str(project.ping_key) for project in projects]
+        keys += [str(project.ping_key) for project in made]
+    return keys
 
 
-def free_port() -> int:
-    with socket.socket() as probe_socket:
-        probe_socket.bind(("127.0.0.1", 0))
-        return probe_socket.getsockname()[1]
+class Web:
+    """The Procfile's web process on 127.0.0.1 only, and the CPU it and
+    the database's backends use."""
 
+    def __init__(self, database: str, workers: int) -> None:
+        self.port = free_port()
+        line = procfile_web().replace("0.0.0.0", "127.0.0.1")
+        self.command = ["sh", "-c", f"exec {line}"]
+        self.env = django_env(
+            database,
+            PORT=str(self.port),
+            WEB_CONCURRENCY=str(workers),
+            HTTPS="false",
+            ALLOWED_HOSTS="127.0.0.1",
+            LOG_LEVEL="WARNING",
+            # Counted as always, never refused: a steady load goes round
+            # the projects faster than 60 pings a minute each.
+            PING_RATE_LIMIT="1000000",
+            PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        )
+        self.backends = BackendCpu(database) if is_postgres(database) else None
+        self.database = database
 
-class Gunicorn:
-    """The Procfile's web process, listening on 127.0.0.1:port only."""
-
-    def __init__(self, port: int, workers: int, env: dict[str, str]) -> None:
-        self.command = procfile_web().replace("0.0.0.0", "127.0.0.1")
-        self.env = {**env, "PORT": str(port), "WEB_CONCURRENCY": str(workers)}
-        self.env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
-
-    def __enter__(self) -> subprocess.Popen:
+    def __enter__(self) -> Web:
         self.process = subprocess.Popen(
-            ["sh", "-c", f"exec {self.command}"],
-            cwd=ROOT,
-            env=self.env,
-            stdout=subprocess.DEVNULL,
+            self.command, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL
         )
-        return self.process
+        return self
 
     def __exit__(self, *exc_info) -> None:
         self.process.terminate()
-        self.process.wait(timeout=30)
+        self.process.wait(timeout=60)
+
+    def cpu_seconds(self) -> tuple[float, float]:
+        """(web, database backends) CPU seconds so far."""
+        web = sum(process_cpu_seconds(pid) for pid in process_tree(self.process.pid))
+        return web, self.backends() if self.backends else 0.0
+
+    def commits(self) -> int:
+        """Transactions committed in the database so far (PostgreSQL; 0 on
+        SQLite). Backends report them within a second, hence the wait."""
+        if self.backends is None:
+            return 0
+        import psycopg
+
+        time.sleep(1.5)
+        server, _, name = self.database.rpartition("/")
+        with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+            return admin.execute(
+                "SELECT xact_commit FROM pg_stat_database WHERE datname = %s", [name]
+            ).fetchone()[0]
+
+    def wait_ready(self) -> None:
+        import httpx
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"http://127.0.0.1:{self.port}{SITE_PAGE}", timeout=5)
+                return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise SystemExit("the web process did not answer within 60 s")
 
 
 def procfile_web() -> str:
@@ -178,116 +202,134 @@ def procfile_web() -> str:
     raise SystemExit("the Procfile has no web process")
 
 
-def wait_for_server(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            status, _ = ping_once(port, "/ping/00000000-0000-0000-0000-000000000000")
-            if status == 404:
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit("gunicorn did not answer within 30 s")
+def stored() -> tuple[int, int]:
+    """(results, projects with a result)."""
+    from projects.models import PollResult
+
+    results = PollResult.objects.count()
+    return results, PollResult.objects.values("project").distinct().count()
 
 
-# Sending ---------------------------------------------------------------------
-
-
-def ping_once(port: int, path: str) -> tuple[int, bytes]:
-    """POST a ping on a fresh connection; (status, whole answer). Plain
-    sockets: http.client's header parsing would cost the client more CPU
-    than the server spends, on the same two cores."""
-    request = (
-        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"
-        "Content-Length: 2\r\nConnection: close\r\n\r\nok"
-    ).encode()
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
-        connection.sendall(request)
-        chunks = []
-        while chunk := connection.recv(65536):
-            chunks.append(chunk)
-    answer = b"".join(chunks)
-    return int(answer.split(b" ", 2)[1]), answer
-
-
-def send(port: int, keys: list[str], rate: float, seconds: float):
-    """Ping at `rate` a second for `seconds`, round-robin over `keys`.
-    Returns the latencies (s, from each ping's due time) of the answered
-    pings and a count of errors by kind."""
-    due_times: queue.Queue = queue.Queue()
-    latencies: list[float] = []
-    errors: dict[str, int] = {}
-    lock = threading.Lock()
-
-    def client() -> None:
-        while (item := due_times.get()) is not None:
-            due, key = item
-            time.sleep(max(due - time.monotonic(), 0))
-            try:
-                status, _ = ping_once(port, f"/ping/{key}")
-                problem = "" if status == 200 else f"HTTP {status}"
-            except OSError as error:
-                problem = type(error).__name__
-            finished = time.monotonic()
-            with lock:
-                if problem:
-                    errors[problem] = errors.get(problem, 0) + 1
-                else:
-                    latencies.append(finished - due)
-
-    threads = [threading.Thread(target=client) for _ in range(CLIENT_THREADS)]
-    for thread in threads:
-        thread.start()
-    start = time.monotonic() + 0.2
-    count = int(rate * seconds)
-    for n in range(count):
-        due_times.put((start + n / rate, keys[n % len(keys)]))
-    for _ in threads:
-        due_times.put(None)
-    for thread in threads:
-        thread.join()
-    return latencies, errors
-
-
-def count_results() -> int:
-    with psycopg.connect(f"{SERVER_URL}/{DB_NAME}") as connection:
-        return connection.execute(
-            "SELECT count(*) FROM projects_pollresult"
-        ).fetchone()[0]
-
-
-# Reporting -------------------------------------------------------------------
-
-
-def make_report(
-    args, latencies: list[float], errors: dict, elapsed: float, stored: int
-) -> str:
-    ordered = sorted(latencies)
-    row = {
-        "rate wanted": f"{args.rate:g}/s",
-        "answered/s": f"{len(ordered) / elapsed:.0f}",
-        "pings": f"{len(ordered):,}",
-        "errors": ", ".join(f"{k}: {v}" for k, v in errors.items()) or "0",
-        "p50 ms": percentile_ms(ordered, 0.50),
-        "p90 ms": percentile_ms(ordered, 0.90),
-        "p99 ms": percentile_ms(ordered, 0.99),
-        "max ms": round(ordered[-1] * 1000, 1),
-        "results stored (warm-up too)": f"{stored:,}",
+def cpu_per_ping(before, after, pings: int, commits: int) -> dict[str, str]:
+    """CPU per ping of the web process and the database's backends, and
+    pings per committed transaction (the group commit's batches)."""
+    if not pings:
+        return {"web µs/ping": "-", "db µs/ping": "-"}
+    web, db = (round((a - b) / pings * 1e6) for a, b in zip(after, before, strict=True))
+    return {
+        "web µs/ping": f"{web:,}",
+        "db µs/ping": f"{db:,}" if db else "-",
+        "pings/commit": f"{pings / commits:.1f}" if commits > 0 else "-",
     }
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    command = "bench/bench_pings.py " + " ".join(sys.argv[1:])
+
+
+# Sustained ---------------------------------------------------------------------
+
+
+def sustained(args, web: Web, keys: list[str]) -> list[dict]:
+    with tempfile.NamedTemporaryFile("w", suffix=".keys") as keys_file:
+        keys_file.write("\n".join(keys) + "\n")
+        keys_file.flush()
+        run_wrk(web.port, Path(keys_file.name), 16, 3)  # warm-up: connections, plans
+        rows = []
+        for connections in args.connections:
+            rows_before, _ = stored()
+            cpu_before, commits = web.cpu_seconds(), web.commits()
+            result = run_wrk(web.port, Path(keys_file.name), connections, args.duration)
+            cpu_after, commits = web.cpu_seconds(), web.commits() - commits
+            rows.append(sustained_row(result, stored()[0] - rows_before))
+            rows[-1].update(
+                cpu_per_ping(cpu_before, cpu_after, result.requests, commits)
+            )
+    best = [float(r["pings/s"]) for r in rows if r["p99 < 100 ms, 0 errors"] == "yes"]
+    print(f"Sustained at p99 < 100 ms with 0 errors: {max(best, default=0):,.0f}/s")
+    return rows
+
+
+def sustained_row(result, stored_rows: int) -> dict:
+    p99 = result.percentiles_ms.get("99", float("inf"))
+    within = p99 < P99_LIMIT_MS and result.errors == 0
+    return {
+        "connections": result.connections,
+        "pings/s": f"{result.per_second:.0f}",
+        "p50 ms": result.percentiles_ms.get("50"),
+        "p90 ms": result.percentiles_ms.get("90"),
+        "p99 ms": p99,
+        "errors": f"{result.non_2xx} non-2xx, {result.socket_errors} socket",
+        "answered / stored": f"{result.requests:,} / {stored_rows:,}",
+        "p99 < 100 ms, 0 errors": "yes" if within else "no",
+    }
+
+
+# Herd --------------------------------------------------------------------------
+
+
+def herd(args, web: Web, keys: list[str]) -> list[dict]:
+    rows = []
+    for connections in args.connections:
+        from projects.models import PollResult
+
+        PollResult.objects.all().delete()
+        cpu_before, commits = web.cpu_seconds(), web.commits()
+        with SiteProbe(web.port, SITE_PAGE) as site:
+            result = run_herd(web.port, keys, connections, retry=args.retry)
+        cpu_after, commits = web.cpu_seconds(), web.commits() - commits
+        rows.append(herd_row(result, connections, keys, site))
+        rows[-1].update(cpu_per_ping(cpu_before, cpu_after, len(keys), commits))
+    return rows
+
+
+def herd_row(result, connections: int, keys: list[str], site: SiteProbe) -> dict:
+    results, projects = stored()
+    answered = len(result.answered_2xx)
+    lost = answered - projects_stored_among(result.answered_2xx)
+    latencies = sorted(result.latencies)
+    statuses = ", ".join(f"{s}: {n:,}" for s, n in sorted(result.statuses.items()))
+    failures = ", ".join(f"{k}: {n}" for k, n in result.failures.items()) or "0"
+    site_latencies = sorted(site.latencies)
+    return {
+        "pings (projects)": f"{len(keys):,}",
+        "connections": connections,
+        "until the last answer": f"{result.seconds:.1f} s",
+        "pings/s": f"{len(keys) / result.seconds:,.0f}",
+        "answers": statuses,
+        "503s sent again": f"{result.retried:,}",
+        "no answer": failures,
+        "2xx p50 / p99 ms": f"{percentile_ms(latencies, 0.5)} / "
+        f"{percentile_ms(latencies, 0.99)}",
+        "stored: rows / projects": f"{results:,} / {projects:,}",
+        "2xx not stored": f"{lost:,}",
+        "stored twice": f"{results - projects:,}",
+        f"site {SITE_PAGE} p50 / max ms": f"{percentile_ms(site_latencies, 0.5)} / "
+        f"{percentile_ms(site_latencies, 1.0)}"
+        + (f", errors {site.errors}" if site.errors else ""),
+    }
+
+
+def projects_stored_among(keys: set[str]) -> int:
+    from projects.models import PollResult
+
+    stored_keys = {
+        str(k) for k in PollResult.objects.values_list("project__ping_key", flat=True)
+    }
+    return len(keys & stored_keys)
+
+
+# Report ------------------------------------------------------------------------
+
+
+def make_report(args, database: str, rows: list[dict], load_before: float) -> str:
+    kind = "PostgreSQL" if is_postgres(database) else "SQLite"
+    title = {"sustained": "steady load (wrk)", "herd": "a herd, one ping a project"}
     return (
-        f"### Ping endpoint, {args.rate:g} pings/s for {args.duration:g} s "
-        f"({datetime.now(UTC):%Y-%m-%d})\n\n"
-        f"`{procfile_web()}` from the Procfile with WEB_CONCURRENCY={args.workers}"
-        f"{f' and --threads {args.threads}' if args.threads else ''}, "
-        f"PostgreSQL, {args.projects:,} heartbeat projects, commit {commit}, "
-        f"`{command.strip()}`.\n\n{markdown_table([row])}\n"
+        f"### Ping endpoint, {title[args.mode]}, {kind} "
+        f"({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)\n\n"
+        f"`{procfile_web()}` with WEB_CONCURRENCY={args.workers}; "
+        f"{args.projects:,} heartbeat projects; {machine()}; at {git_head()}; "
+        f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
+        "(other work on the machine shows here).\n\n"
+        f"`bench/bench_pings.py {' '.join(sys.argv[1:])}`\n\n"
+        f"{markdown_table(rows)}\n"
     )
 
 

@@ -1,7 +1,18 @@
-import os
+"""The web process's application (gunicorn monitor.asgi with uvicorn's
+worker, as the Procfile): pings on the event loop (polling/pings/asgi.py),
+every other request to Django's WSGI application on WEB_THREADS threads
+(monitor/wsgi_bridge.py). docs/installation.md#the-web-process says why.
+"""
 
-from django.core.asgi import get_asgi_application
+import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "monitor.settings")
 
-application = get_asgi_application()
+from django.conf import settings
+
+from monitor.wsgi import application as wsgi_application
+from monitor.wsgi_bridge import BodyFirst
+from polling.pings.asgi import PingFastPath, quiet_stored_pings
+
+quiet_stored_pings()
+application = PingFastPath(BodyFirst(wsgi_application, threads=settings.WEB_THREADS))

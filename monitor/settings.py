@@ -205,6 +205,13 @@ POLLER_LEASE_TTL = env.float("POLLER_LEASE_TTL", default=15.0)
 POLLER_LEASE_TICK = env.float("POLLER_LEASE_TICK", default=5.0)
 # Pings a heartbeat project may send a minute (0: no limit).
 PING_RATE_LIMIT = env.int("PING_RATE_LIMIT", default=60)
+# Pings a web worker holds for its writer at most; past that it answers 503
+# with Retry-After (docs/checks.md#heartbeats). A batch takes up to 500.
+PING_QUEUE_SIZE = env.int("PING_QUEUE_SIZE", default=2000)
+# A ping not taken into a batch within this many seconds is answered 503.
+PING_QUEUE_SECONDS = env.float("PING_QUEUE_SECONDS", default=10.0)
+# Threads per web worker for every page but the pings (Procfile).
+WEB_THREADS = env.int("WEB_THREADS", default=16)
 
 # E-mail: EMAIL_URL as django-environ reads it, e.g.
 # smtp://user:password@mail.example.com:587 (smtps:// for STARTTLS,

@@ -23,6 +23,16 @@ def poller_syncs_sent():
     SENDER.flush()
 
 
+@pytest.fixture(autouse=True)
+def ping_writer_stopped():
+    """A test that pinged leaves no writer thread (nor its database
+    connection) behind: the next ping starts a new one."""
+    yield
+    from polling.pings.waiting import stop_shared_writer
+
+    stop_shared_writer()
+
+
 @pytest.fixture
 def threads_before() -> set[threading.Thread]:
     """The threads alive when the test began (see tests/support/threads.py)."""

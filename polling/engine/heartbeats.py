@@ -1,6 +1,6 @@
 """Heartbeat (push) projects: the outcomes of a ping and of a missed one.
 
-A heartbeat project is never polled. A ping (polling/pings.py) is stored
+A heartbeat project is never polled. A ping (polling/pings/) is stored
 as an up or down result and sets the project's deadline to the ping's time
 plus its interval plus its grace; when the deadline passes with no ping,
 the scheduler's check yields a missed-ping outcome. Both move the stored

@@ -11,10 +11,12 @@ deadline, however many writers there are.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from django.db import connection
 
 from polling.engine.types import Outcome
+from projects.incidents.batch_writes import batch_cursor, datetime_adapter, update_rows
 from projects.models import Project
 
 
@@ -22,16 +24,33 @@ def move_deadlines(outcomes: Sequence[Outcome]) -> list[Outcome]:
     """The outcomes to store: all but missed pings that no longer hold."""
     if not any(outcome.deadline for outcome in outcomes):
         return list(outcomes)
+    _move_pinged(outcomes)
     with connection.cursor() as cursor:
-        return [o for o in outcomes if o.deadline is None or _move(cursor, o)]
+        return [o for o in outcomes if _kept(cursor, o)]
 
 
-def _move(cursor, outcome: Outcome) -> bool:
-    adapt = connection.ops.adapt_datetimefield_value
+def _move_pinged(outcomes: Sequence[Outcome]) -> None:
+    """Each pinged project's deadline to its latest ping's, in one
+    statement: a herd of pings comes in batches of hundreds, and a round
+    trip each was most of a batch's time."""
+    latest: dict[int, datetime] = {}
+    for outcome in outcomes:
+        move = outcome.deadline
+        if move is not None and move.passed is None:
+            latest[outcome.project_id] = max(
+                move.to, latest.get(outcome.project_id, move.to)
+            )
+    adapt = datetime_adapter()
+    rows = [(adapt(to), project_id) for project_id, to in sorted(latest.items())]
+    with batch_cursor() as cursor:
+        update_rows(cursor, Project, ["ping_deadline"], rows)
+
+
+def _kept(cursor, outcome: Outcome) -> bool:
     move = outcome.deadline
-    if move.passed is None:  # a ping
-        cursor.execute(_ping_sql(), [adapt(move.to), outcome.project_id])
+    if move is None or move.passed is None:  # a poll, or a ping
         return True
+    adapt = connection.ops.adapt_datetimefield_value
     cursor.execute(
         _missed_sql(), [adapt(move.to), outcome.project_id, adapt(move.passed)]
     )
@@ -40,12 +59,6 @@ def _move(cursor, outcome: Outcome) -> bool:
 
 def _table() -> str:
     return connection.ops.quote_name(Project._meta.db_table)
-
-
-def _ping_sql() -> str:
-    return f"""
-        UPDATE {_table()} SET ping_deadline = %s WHERE id = %s
-    """
 
 
 def _missed_sql() -> str:

@@ -11,8 +11,8 @@ class PingCount(models.Model):
 
     In the database, so every web worker on every machine sees the same
     count without Redis, and only a known project's ping can move it. The
-    ping endpoint (polling/pings.py) increments it with one UPSERT per
-    ping, relying on the unique constraint below, and deletes the
+    ping writer (polling/pings/limits.py) adds each batch of pings with
+    one UPSERT, relying on the unique constraint below, and deletes the
     project's older minutes when a new minute begins: a project has at
     most a row or two.
     """

@@ -1,7 +1,8 @@
 """Slow clients cannot block the site: gunicorn, started exactly as the
 Procfile's web line says, keeps answering pings while many connections
 send their headers a byte at a time and never finish, and others connect
-and send nothing.
+and send nothing; and keeps answering pages while more connections than
+it has threads trickle a request body.
 
 The ping latencies measured while the slow connections are held are
 written to test-artifacts/slow_clients.json; no timing is asserted, only
@@ -26,7 +27,9 @@ import httpx
 import pytest
 
 from tests.support.processes import ROOT, process_env
+from tests.support.server_sockets import requests_read
 from tests.support.waiting import wait_until
+from tests.support.web_process import free_port, procfile_web_command
 
 SLOW_CONNECTIONS = 16
 IDLE_CONNECTIONS = 16
@@ -37,25 +40,15 @@ ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-def procfile_web_command(procfile: Path = ROOT / "Procfile") -> str:
-    (line,) = [
-        line for line in procfile.read_text().splitlines() if line.startswith("web:")
-    ]
-    return line.removeprefix("web:").strip()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class SlowClients:
     """Connections that trickle a header a byte every half second and
     never end it, reopened whenever the server closes one; and idle ones."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, opening: bytes = b"") -> None:
         self.port = port
+        # What each sends before its byte every half second: by default the
+        # start of a request's headers.
+        self.opening = opening or b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         self.stop = threading.Event()
         self.reopened = 0
         self.threads = [
@@ -81,7 +74,7 @@ class SlowClients:
         while not self.stop.is_set():
             try:
                 with socket.create_connection(("127.0.0.1", self.port)) as sock:
-                    sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                    sock.sendall(self.opening)
                     while not self.stop.wait(0.5):
                         sock.sendall(b"X")
             except OSError:
@@ -94,13 +87,19 @@ def heartbeat(make_project):
 
 
 @pytest.fixture
-def web(heartbeat):
+def web_settings() -> dict[str, str]:
+    return {}
+
+
+@pytest.fixture
+def web(heartbeat, web_settings):
     port = free_port()
     bin_dir = str(Path(sys.executable).parent)
     env = process_env(
         PORT=str(port),
         HTTPS="false",
         PATH=f"{bin_dir}:{os.environ.get('PATH', '')}",
+        **web_settings,
     )
     process = subprocess.Popen(
         ["/bin/sh", "-c", f"exec {procfile_web_command()}"],
@@ -130,11 +129,11 @@ def _answers(url: str) -> bool:
         return False
 
 
-def test_the_procfile_runs_threaded_workers():
+def test_the_procfile_runs_event_loop_workers():
     command = procfile_web_command()
 
-    assert re.search(r"--worker-class[ =]\S*DeadlineThreadWorker", command)
-    assert re.search(r"--threads[ =]", command)
+    assert re.search(r"--worker-class[ =]uvicorn_worker.UvicornWorker", command)
+    assert re.search(r"monitor\.asgi\b", command)
     assert re.search(r"--timeout[ =]", command)
 
 
@@ -169,3 +168,25 @@ def test_pings_are_answered_while_slow_clients_hold_connections(web):
     (ARTIFACTS / "slow_clients.json").write_text(json.dumps(report, indent=2))
     print(json.dumps(report))
     assert len(latencies) == PINGS
+
+
+@pytest.mark.parametrize(
+    "web_settings", [{"WEB_CONCURRENCY": "1", "WEB_THREADS": "2"}], indirect=False
+)
+def test_pages_are_answered_while_slow_bodies_hold_connections(web):
+    _, port = web
+    # Headers whole, then a body a byte every half second, never finished:
+    # twice as many as the worker has threads for pages.
+    slow_body = (
+        b"POST /api/v1/projects/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+    )
+    attackers = SlowClients(port, opening=slow_body)
+    attackers.start()
+    try:
+        wait_until(lambda: requests_read(port) >= SLOW_CONNECTIONS)
+        for _ in range(5):
+            page = httpx.get(f"http://127.0.0.1:{port}/", timeout=PING_TIMEOUT)
+            assert page.status_code == 302  # the overview sends you to sign in
+    finally:
+        attackers.close()

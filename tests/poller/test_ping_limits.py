@@ -5,16 +5,17 @@ same for every web worker, and unknown keys cannot touch it."""
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 
 import pytest
 
 from django.core.cache import cache
 from django.urls import reverse
 
-from polling.pings import within_rate_limit
+from polling.pings.limits import count_pings
 from projects.models import PingCount, PollResult, Project
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)
 
 PREVIEW_AGENTS = [
     "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
@@ -94,16 +95,33 @@ def test_unknown_keys_cannot_reset_a_projects_count(client, heartbeat, settings)
     assert PingCount.objects.count() == 1
 
 
-def test_a_new_minute_starts_a_new_count_and_clears_the_old(heartbeat, settings):
+def test_a_new_minute_starts_a_new_count_and_clears_the_old(heartbeat):
+    minute = 29_000_000
+    window, next_window = (heartbeat.pk, minute), (heartbeat.pk, minute + 1)
+
+    first = [count_pings(Counter({window: n}))[window] for n in (1, 2)]
+    second = count_pings(Counter({next_window: 3}))[next_window]
+
+    assert (first, second) == ([1, 3], 3)
+    assert list(PingCount.objects.values_list("minute", "count")) == [(minute + 1, 3)]
+
+
+def test_one_batch_counts_a_projects_pings_in_order(heartbeat, settings):
+    from django.utils import timezone
+
+    from polling.pings.batch import PingStore
+    from polling.pings.rules import Ping
+
     settings.PING_RATE_LIMIT = 2
-    minute = 29_000_000 * 60.0
+    pings = [Ping(heartbeat.ping_key, False, str(n), timezone.now()) for n in range(3)]
 
-    first = [within_rate_limit(heartbeat.pk, now=minute + s) for s in (0, 10, 20)]
-    second = [within_rate_limit(heartbeat.pk, now=minute + 60 + s) for s in (0, 10, 20)]
+    verdicts = PingStore().save(pings)
 
-    assert first == [True, True, False]
-    assert second == [True, True, False]
-    assert list(PingCount.objects.values_list("minute", "count")) == [(29_000_001, 3)]
+    assert [v.status for v in verdicts] == [200, 200, 429]
+    assert sorted(PollResult.objects.values_list("error_message", flat=True)) == [
+        "0",
+        "1",
+    ]
 
 
 def test_no_limit_counts_nothing(client, heartbeat, settings):

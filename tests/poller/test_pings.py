@@ -1,4 +1,6 @@
-"""The ping endpoint: /ping/<key> and /ping/<key>/fail."""
+"""The ping endpoint: /ping/<key> and /ping/<key>/fail, through Django's
+URL conf (the view). The writer stores pings on a connection of its own,
+so these tests commit what they set up (transaction=True)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from django.utils import timezone
 from projects.models import PollResult, Project
 from tests.support.processes import ROOT, process_env
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)
