@@ -116,7 +116,9 @@ def test_a_paused_project_takes_pings_without_recording_them(client, heartbeat):
     assert PollResult.objects.count() == 0
 
 
-def test_pings_are_limited_per_project(client, heartbeat, make_project, settings):
+def test_pings_are_limited_per_project(
+    client, heartbeat, make_project, settings, one_minute
+):
     settings.PING_RATE_LIMIT = 2
     other = make_project(kind="heartbeat", url="")
 
