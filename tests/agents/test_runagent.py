@@ -1,0 +1,119 @@
+"""runagent end to end: a real agent process, with no database setting at
+all, polls a local target and its results reach the server (pytest-django's
+live server, a real HTTP server on the test database) through HTTP only."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from projects.models import Agent, PollResult, Project, Region
+from tests.support.factories import quick_projects
+from tests.support.processes import ROOT
+from tests.support.tcp_proxy import TcpProxy
+from tests.support.waiting import wait_until
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+def start_agent(server_url: str, token: str, buffer_path) -> subprocess.Popen:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DATABASE_URL", "SECRET_KEY", "DJANGO_SETTINGS_MODULE")
+    }
+    env.update(ENV_FILE="/nonexistent", AGENT_TOKEN=token, AGENT_SYNC_SECONDS="0.5")
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "manage.py",
+            "runagent",
+            "--server",
+            server_url,
+            "--buffer",
+            str(buffer_path),
+            "--status-interval",
+            "1",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def stop(agent: subprocess.Popen) -> tuple[int, str, str]:
+    agent.send_signal(signal.SIGTERM)
+    try:
+        out, err = agent.communicate(timeout=60)
+    finally:
+        agent.kill()
+    return agent.returncode, out, err
+
+
+def stored(region: Region) -> int:
+    return PollResult.objects.filter(region=region).count()
+
+
+def windows(region: Region) -> int:
+    return (
+        PollResult.objects.filter(region=region)
+        .values("project_id", "polled_at")
+        .distinct()
+        .count()
+    )
+
+
+@pytest.fixture
+def office():
+    return Region.objects.create(name="office")
+
+
+def test_an_agent_without_a_database_polls_and_its_results_reach_the_server(
+    live_server, target_server, office, tmp_path
+):
+    quick_projects(target_server, 2)
+    _, token = Agent.issue("a1", office)
+    agent = start_agent(live_server.url, token, tmp_path / "buffer.sqlite3")
+    try:
+        wait_until(lambda: stored(office) >= 4)
+        # A project saved on the server reaches the running agent.
+        quick_projects(target_server, 1, path="/new")
+        Project.objects.filter(url__contains="/new").update(name="touched")
+        wait_until(lambda: target_server.count("/new") >= 1)
+    finally:
+        code, out, err = stop(agent)
+
+    assert code == 0, err
+    assert "Stopped with 0 results buffered on disk." in out
+    # Every poll the target answered is a row, in the agent's region.
+    assert stored(office) == target_server.count() == windows(office)
+    assert Agent.objects.get(name="a1").last_seen_at is not None
+
+
+def test_a_server_gone_for_a_while_loses_and_duplicates_nothing(
+    live_server, target_server, office, tmp_path
+):
+    quick_projects(target_server, 2)
+    _, token = Agent.issue("a1", office)
+    host, port = live_server.thread.host, live_server.thread.port
+    with TcpProxy((host, port)) as proxy:
+        agent = start_agent(f"http://127.0.0.1:{proxy.port}", token, tmp_path / "b")
+        try:
+            wait_until(lambda: stored(office) >= 2)
+            proxy.down()
+            during = target_server.count()
+            # The agent keeps polling while the server is away.
+            wait_until(lambda: target_server.count() >= during + 6)
+            proxy.up()
+            wait_until(lambda: stored(office) >= during + 6)
+        finally:
+            code, _out, err = stop(agent)
+
+    assert code == 0, err
+    assert stored(office) == target_server.count() == windows(office)
