@@ -117,3 +117,48 @@ def test_a_server_gone_for_a_while_loses_and_duplicates_nothing(
 
     assert code == 0, err
     assert stored(office) == target_server.count() == windows(office)
+
+
+def test_a_killed_agents_region_is_taken_over_by_the_one_standing_by(
+    live_server, target_server, office, tmp_path, settings
+):
+    settings.AGENT_SILENT_SECONDS = 2  # the live server runs in this process
+    quick_projects(target_server, 2)
+    _first, first_token = Agent.issue("a1", office)
+    second, second_token = Agent.issue("a2", office)
+    killed = start_agent(live_server.url, first_token, tmp_path / "1")
+    standing_by = None
+    try:
+        wait_until(lambda: stored(office) >= 2)
+        standing_by = start_agent(live_server.url, second_token, tmp_path / "2")
+        wait_until(lambda: Agent.objects.get(pk=second.pk).last_seen_at is not None)
+        assert Agent.objects.get(pk=second.pk).active_since is None
+
+        killed.kill()
+        killed.wait()
+        after_kill = stored(office)
+        wait_until(lambda: Agent.objects.get(pk=second.pk).active_since is not None)
+        wait_until(lambda: stored(office) >= after_kill + 4)
+    finally:
+        killed.kill()
+        if standing_by is not None:
+            code, _, err = stop(standing_by)
+            assert code == 0, err
+
+    assert stored(office) == windows(office)  # no window twice
+
+
+def test_a_revoked_agent_stops_at_its_next_sync(
+    live_server, target_server, office, tmp_path
+):
+    quick_projects(target_server, 1)
+    agent_row, token = Agent.issue("a1", office)
+    agent = start_agent(live_server.url, token, tmp_path / "b")
+    try:
+        wait_until(lambda: stored(office) >= 1)
+        agent_row.revoke()
+        _out, err = agent.communicate(timeout=60)
+    finally:
+        agent.kill()
+    assert agent.returncode == 0, err
+    assert "refused this agent's token" in err
