@@ -4,56 +4,15 @@ live server, a real HTTP server on the test database) through HTTP only."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-
 import pytest
 
 from projects.models import Agent, PollResult, Project, Region
+from tests.support.agents import start_agent, stop, wait
 from tests.support.factories import quick_projects
-from tests.support.processes import ROOT
 from tests.support.tcp_proxy import TcpProxy
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-
-def start_agent(server_url: str, token: str, buffer_path) -> subprocess.Popen:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in ("DATABASE_URL", "SECRET_KEY", "DJANGO_SETTINGS_MODULE")
-    }
-    env.update(ENV_FILE="/nonexistent", AGENT_TOKEN=token, AGENT_SYNC_SECONDS="0.5")
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "manage.py",
-            "runagent",
-            "--server",
-            server_url,
-            "--buffer",
-            str(buffer_path),
-            "--status-interval",
-            "1",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def stop(agent: subprocess.Popen) -> tuple[int, str, str]:
-    agent.send_signal(signal.SIGTERM)
-    try:
-        out, err = agent.communicate(timeout=60)
-    finally:
-        agent.kill()
-    return agent.returncode, out, err
 
 
 def stored(region: Region) -> int:
@@ -157,8 +116,7 @@ def test_a_revoked_agent_stops_at_its_next_sync(
     try:
         wait_until(lambda: stored(office) >= 1)
         agent_row.revoke()
-        _out, err = agent.communicate(timeout=60)
     finally:
-        agent.kill()
-    assert agent.returncode == 0, err
+        code, _, err = wait(agent)
+    assert code == 0, err
     assert "refused this agent's token" in err
