@@ -13,6 +13,7 @@ from polling.engine.status import PollerStatus
 from polling.fleet_status import NodeView, node_views, region_views
 from polling.health import Reading, readings
 from projects.housekeeping.runs import latest_runs
+from projects.models import Agent
 from projects.teams.scoping import current_team
 
 
@@ -38,8 +39,17 @@ def poller(request: HttpRequest) -> HttpResponse:
         "housekeeping": latest_runs(),
         "nodes": nodes,
         "regions": region_views(),
+        "agents": _agents(request),
     }
     return render(request, "polling/poller.html", context)
+
+
+def _agents(request: HttpRequest) -> list[Agent]:
+    """Every agent for a superuser; a member sees its team's agents."""
+    agents = Agent.objects.select_related("region").order_by("region__name", "name")
+    if request.user.is_superuser:
+        return list(agents)
+    return list(agents.filter(team=current_team(request)))
 
 
 def _panels(nodes: list[NodeView]) -> list[Panel]:
