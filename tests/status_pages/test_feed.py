@@ -52,5 +52,5 @@ def test_a_private_pages_feed_needs_a_login(client, admin_client):
     build_page(projects=2, sections=1, days=2)
     StatusPage.objects.update(visibility="private")
 
-    assert client.get("/status/acme/feed.atom").status_code == 404
+    assert client.get("/status/acme/feed.atom").status_code == 302
     assert admin_client.get("/status/acme/feed.atom").status_code == 200
