@@ -57,7 +57,7 @@ def subscribe(request: HttpRequest, slug: str) -> HttpResponse:
     if subscriptions.rate_limited(address, now):
         context["limited"] = True
         return render(request, "status_pages/subscribe.html", context, status=429)
-    subscriptions.subscribe(
+    subscriber = subscriptions.subscribe(
         page,
         email=form.cleaned_data["email"],
         webhook_url=form.cleaned_data["webhook_url"],
@@ -66,6 +66,9 @@ def subscribe(request: HttpRequest, slug: str) -> HttpResponse:
     )
     context["done"] = True
     context["by_email"] = bool(form.cleaned_data["email"])
+    if subscriber is not None and subscriber.webhook_url:
+        # Shown on this answer only; stored on the subscriber's channel.
+        context["secret"] = subscriber.channel.secret
     return render(request, "status_pages/subscribe.html", context)
 
 
