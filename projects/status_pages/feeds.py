@@ -15,6 +15,7 @@ from django.utils.cache import patch_cache_control
 from django.utils.feedgenerator import Atom1Feed
 
 from projects.announcements.events import Event, page_events
+from projects.announcements.subscriptions import absolute
 from projects.models import StatusPage
 from projects.notifications.markdown import render_markdown
 from projects.status_pages.access import cache_scope, refusal
@@ -52,6 +53,14 @@ class PageFeed(Feed):
     def link(self, page: StatusPage) -> str:
         return page.get_absolute_url()
 
+    def feed_guid(self, page: StatusPage) -> str:
+        # RFC 4287 4.2.6: an absolute IRI that never changes, so from
+        # SITE_URL, not from whichever host name the feed was read under.
+        return absolute(page.get_absolute_url())
+
+    def author_name(self, page: StatusPage) -> str:
+        return page.title  # 4.1.1: a feed has an author (its entries none)
+
     def items(self, page: StatusPage) -> list[Item]:
         now = timezone.now()
         since = now - timedelta(days=page.show_uptime_days)
@@ -68,7 +77,7 @@ class PageFeed(Feed):
         return item.page_url
 
     def item_guid(self, item: Item) -> str:
-        return f"{item.page_url}#{item.event.key}"
+        return f"{absolute(item.page_url)}#{item.event.key}"
 
     item_guid_is_permalink = False
 
