@@ -90,6 +90,7 @@ def confirm(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     return _answer(request, subscriber, outcome)
 
 
+@csrf_exempt  # RFC 8058's one-click POST has no cookie; the token is the secret
 @require_http_methods(["GET", "POST"])
 def unsubscribe(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     subscriber = _subscriber(slug, token)
