@@ -78,11 +78,12 @@ def subscribe(
     webhook_url: str = "",
     address: str | None,
     now: datetime,
+    user=None,
 ) -> Subscriber | None:
     """A new subscriber, unconfirmed, with its confirmation queued; None
     when the address is already
     subscribed to the page, which the visitor is not told (nobody learns
-    who subscribes)."""
+    who subscribes). `user`: the member subscribing to a private page."""
     try:
         with transaction.atomic():
             subscriber = Subscriber.objects.create(
@@ -91,6 +92,7 @@ def subscribe(
                 webhook_url=webhook_url,
                 created_from=address,
                 created_at=now,
+                user=user,
             )
             subscriber.channel = _channel_for(subscriber)
             subscriber.save(update_fields=["channel"])

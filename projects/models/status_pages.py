@@ -227,6 +227,16 @@ class Subscriber(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     # The subscription form's rate limit counts recent rows per address.
     created_from = models.GenericIPAddressField(null=True, blank=True)
+    # A private page's subscriber: the member who subscribed. The page's
+    # news goes to them only while they are a member of its team
+    # (projects.announcements.announcer); none, nothing is sent.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
 
     class Meta:
         constraints = [

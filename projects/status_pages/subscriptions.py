@@ -63,6 +63,7 @@ def subscribe(request: HttpRequest, slug: str) -> HttpResponse:
         webhook_url=form.cleaned_data["webhook_url"],
         address=address,
         now=now,
+        user=None if page.is_public else request.user,
     )
     context["done"] = True
     context["by_email"] = bool(form.cleaned_data["email"])
