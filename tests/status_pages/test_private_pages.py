@@ -36,9 +36,15 @@ def main_host_urls(page) -> list[str]:
 
 
 def on_domain(page) -> list[str]:
+    """Every route the page's own domain adds to the site's."""
+    from monitor.urls import urlpatterns as site_routes
+    from projects.status_pages.domain_urls import urlpatterns
+
     page.custom_domain = DOMAIN
     page.save()
-    return ["/" + part for part in PAGE_PARTS]
+    routes = ["/" + str(p.pattern) for p in urlpatterns if p not in site_routes]
+    assert len(routes) == len(PAGE_PARTS)
+    return routes
 
 
 def test_a_visitor_who_is_not_signed_in_is_sent_to_sign_in(a, b):
@@ -138,3 +144,27 @@ def test_a_public_pages_badge_and_feed_stay_open_to_everyone(a, b):
         assert Client().get(url).status_code == 200, url
     badge = Client().get(f"/status/{a.page.slug}/badge.svg")
     assert "public" in badge["Cache-Control"]
+
+
+def every_page_url(page) -> list[tuple[str, str]]:
+    """(name, URL) of every route of the status pages' URLconf, so a route
+    added later is walked too."""
+    from projects.status_pages.urls import urlpatterns
+
+    token = Subscriber.objects.get(page=page).token
+    found = []
+    for pattern in urlpatterns:
+        route = str(pattern.pattern)
+        url = route.replace("<slug:slug>", page.slug).replace("<str:token>", token)
+        found.append((pattern.name, "/status/" + url))
+    return found
+
+
+def test_every_route_but_unsubscribe_hides_a_private_page_from_another_team(a, b):
+    outsider = client_of(member(b.team, Role.MANAGER, "mallory"))
+    routes = every_page_url(a.page)
+    assert len(routes) >= 6
+
+    for name, url in routes:
+        expected = 200 if name == "unsubscribe" else 404  # its token is the key
+        assert outsider.get(url).status_code == expected, url
