@@ -278,6 +278,9 @@ if REDIS_URL:
 # Incidents and notifications
 # Where people reach this site; links in notifications start with it.
 SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
+# Other names the monitor itself answers to; no status page may claim one
+# (nor SITE_URL's host) as its custom_domain.
+SITE_HOSTS = env.list("SITE_HOSTS", default=[])
 # How long the acknowledge link in a notification works.
 ACKNOWLEDGE_LINK_DAYS = env.int("ACKNOWLEDGE_LINK_DAYS", default=7)
 # A failing project not yet confirmed down is polled again after

@@ -12,6 +12,7 @@ from polling.client import ControlClient
 from polling.engine.status import PollerStatus
 from polling.fleet_status import NodeView, node_views, region_views
 from polling.health import Reading, readings
+from polling.team_numbers import team_numbers
 from projects.housekeeping.runs import latest_runs
 from projects.models import Agent
 from projects.teams.scoping import current_team
@@ -28,10 +29,15 @@ class Panel:
 
 @login_required
 def poller(request: HttpRequest) -> HttpResponse:
-    """Each running poller's status, or a plain note that none is running.
-    Install-wide numbers, no team's objects; still only for members."""
-    if not request.user.is_superuser and current_team(request) is None:
+    """Each running poller's status, or a plain note that none is running:
+    install-wide numbers, host names and process ids, for superusers. A
+    team member sees their team's numbers only."""
+    team = current_team(request)
+    if not request.user.is_superuser and team is None:
         raise PermissionDenied
+    if not request.user.is_superuser:
+        context = {"numbers": team_numbers(team)}
+        return render(request, "polling/poller_team.html", context)
     nodes = node_views()
     context = {
         "panels": _panels(nodes),
