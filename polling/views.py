@@ -36,7 +36,7 @@ def poller(request: HttpRequest) -> HttpResponse:
     if not request.user.is_superuser and team is None:
         raise PermissionDenied
     if not request.user.is_superuser:
-        context = {"numbers": team_numbers(team)}
+        context = {"numbers": team_numbers(team), "agents": _agents(request)}
         return render(request, "polling/poller_team.html", context)
     nodes = node_views()
     context = {

@@ -76,3 +76,15 @@ def test_a_revoked_agent_is_refused_at_its_next_call(admin_client):
     agent, _ = Agent.issue("a1", Region.objects.create(name="office"))
     admin_client.post(LIST, {"action": "revoke", "_selected_action": [agent.pk]})
     assert Agent.objects.get(pk=agent.pk).is_revoked
+
+
+def test_a_member_sees_the_agents_of_their_team_only():
+    team = Team.objects.get(slug="default")
+    other = Team.objects.create(name="Other", slug="other")
+    office = Region.objects.create(name="office")
+    Agent.issue("ours", office, team=team)
+    Agent.issue("theirs", office, team=other)
+    page = client_of(member(team, Role.VIEWER, "viewer")).get("/poller/")
+    text = page.content.decode()
+    assert "ours" in text
+    assert "theirs" not in text
