@@ -16,6 +16,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from projects.as_code import bounded_yaml
 from projects.as_code.schema import (
     CHANNEL_SECRET_FIELDS,
     PROJECTS,
@@ -46,6 +47,10 @@ class InvalidFile(Exception):
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__("\n".join(str(problem) for problem in problems))
         self.problems = problems
+
+
+class RefusedFile(InvalidFile):
+    """The file is over the bounds of bounded_yaml: not read at all."""
 
 
 @dataclass
@@ -82,7 +87,9 @@ def parse(text: str) -> dict[str, list[dict]]:
     """The file's sections, each a list of entries; raises InvalidFile when
     it is not YAML or not shaped like an export."""
     try:
-        document = yaml.safe_load(text)
+        document = bounded_yaml.load(text)
+    except bounded_yaml.Refused as error:
+        raise RefusedFile([Problem("file", "", str(error))]) from None
     except yaml.YAMLError as error:
         raise InvalidFile([Problem("file", "", f"Not valid YAML: {error}")]) from None
     if document is None:
