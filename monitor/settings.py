@@ -280,6 +280,8 @@ if REDIS_URL:
 SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
 # How long the acknowledge link in a notification works.
 ACKNOWLEDGE_LINK_DAYS = env.int("ACKNOWLEDGE_LINK_DAYS", default=7)
+# How long a team invitation's link works (it works once).
+INVITATION_LINK_DAYS = env.int("INVITATION_LINK_DAYS", default=7)
 # A failing project not yet confirmed down is polled again after
 # min(interval, this), instead of a whole interval later.
 POLLER_RECHECK_SECONDS = env.int("POLLER_RECHECK_SECONDS", default=20)
