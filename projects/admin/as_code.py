@@ -44,9 +44,11 @@ def as_code_urls(site: admin.AdminSite) -> list[URLPattern]:
 
 
 def export_view(request: HttpRequest) -> HttpResponse:
-    if not may(request, Role.VIEWER):
+    """Header values are masked; ?with_secrets=1 writes them, for editors."""
+    with_secrets = request.GET.get("with_secrets") == "1"
+    if not may(request, Role.EDITOR if with_secrets else Role.VIEWER):
         raise PermissionDenied
-    text = export_yaml(current_team(request))
+    text = export_yaml(current_team(request), with_secrets=with_secrets)
     response = HttpResponse(text, content_type="application/yaml")
     filename = f"projects-{timezone.now():%Y%m%d-%H%M%S}.yaml"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

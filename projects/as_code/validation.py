@@ -27,6 +27,7 @@ from projects.as_code.schema import (
     values_of,
 )
 from projects.models import Team
+from projects.notifications.masking import MASK
 
 # YAML reads an unquoted 02:00 as the number 120 (base 60).
 TIME_HINT = "Expected a time in quotes, like '02:00'."
@@ -193,11 +194,41 @@ def bind(
             data[name] = ""
         else:
             value = entry.get(name, section.default(name, kind))
+            if section is PROJECTS and name == "headers":
+                value = unmasked_headers(value, instance)
             data[name] = _posted(form_class.base_fields[name], value)
     # A new project's form otherwise looks up the default channels.
     initial = {"channels": []} if section is PROJECTS else {}
     instance = instance or section.model(team=team)
     return form_class(data=data, instance=instance, initial=initial)
+
+
+def unmasked_headers(headers: object, instance: models.Model | None) -> object:
+    """An export's masked header value (•••) stands for the stored one."""
+    if not isinstance(headers, dict):
+        return headers
+    stored = (instance.headers if instance is not None else None) or {}
+    return {
+        name: stored.get(name, value) if value == MASK else value
+        for name, value in headers.items()
+    }
+
+
+def masked_header_problems(where: str, entry: dict, instance) -> list[Problem]:
+    """A masked header value with no stored value to stand for."""
+    headers = unmasked_headers(entry.get("headers"), instance)
+    if not isinstance(headers, dict):
+        return []
+    return [
+        Problem(
+            where,
+            "headers",
+            f"“{name}” is masked ({MASK}) and the project has no stored value "
+            "for it; write the value out.",
+        )
+        for name, value in headers.items()
+        if value == MASK
+    ]
 
 
 def _noun(section_key: str) -> str:
@@ -233,6 +264,10 @@ def checked(
         old = values_of(section, instance, current_references(section, instance))
     form = bind(section, entry, instance, known, team)
     where = entry_label(section, entry["name"])
+    if section is PROJECTS and (
+        masked := masked_header_problems(where, entry, instance)
+    ):
+        return masked
     if not form.is_valid():
         return form_problems(where, form)
     if section is PROJECTS and "failure_threshold" in entry:
