@@ -101,7 +101,7 @@ def validate_webhook_url(url: str) -> None:
         settings.POLL_BLOCKED_NETWORKS,
         allow_private=settings.STATUS_WEBHOOK_ALLOW_PRIVATE,
     )
-    host = parts.hostname.lower()
+    host = parts.hostname.lower().rstrip(".")
     address = literal_address(host)
     if address is None:
         local = host == "localhost" or host.endswith(

@@ -7,9 +7,11 @@ only that the address was refused. Every receiver here is on 127.0.0.1."""
 from __future__ import annotations
 
 import pytest
+from rest_framework.test import APIClient
 
 from projects.announcements.subscriptions import validate_webhook_url
 from projects.models import (
+    ApiKey,
     Notification,
     NotificationChannel,
     StatusPage,
@@ -186,6 +188,23 @@ def test_an_untrusted_team_cannot_save_such_a_channel(guests, operators, kind, u
     assert trusted.is_valid(), trusted.errors
 
 
+def test_an_untrusted_teams_write_key_cannot_aim_a_channel_inside(guests):
+    """The review's reproduction: 201, then the test request went out."""
+    _, key = ApiKey.issue("guests", "write", guests)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+
+    response = client.post(
+        "/api/v1/channels/",
+        {"name": "c", "kind": "webhook", "url": "http://169.254.169.254/latest/"},
+        format="json",
+    )
+
+    assert response.status_code == 400
+    assert "POLL_BLOCKED_NETWORKS" in str(response.json())
+    assert not NotificationChannel.objects.filter(team=guests).exists()
+
+
 def test_an_apprise_token_in_the_host_is_not_read_as_an_address(guests):
     form = channel_form(guests, kind="apprise", url="tgram://123456789:AAHtoken/42")
 
@@ -220,3 +239,26 @@ def test_allowing_private_subscriber_webhooks_keeps_metadata_blocked(settings):
     with pytest.raises(Exception, match="not reachable"):
         validate_webhook_url("http://169.254.169.254/")
     validate_webhook_url("http://127.0.0.1:9/hook")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/",
+        "http://2130706433/",
+        "http://0x7f000001/",
+        "http://127.1/",
+        "http://0177.0.0.1/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://localhost./",
+        "http://[::1]/",
+        "http://0.0.0.0/",
+        "http://10.0.0.1/",
+        "http://192.168.1.1/",
+        "http://169.254.169.254/",
+        "http://[fd00:ec2::254]/",
+    ],
+)
+def test_a_subscribers_webhook_naming_an_inside_address_is_refused(url):
+    with pytest.raises(Exception, match="not reachable"):
+        validate_webhook_url(url)
