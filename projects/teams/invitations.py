@@ -9,8 +9,9 @@ Each link is a stored Invitation (projects/models/invitations.py):
 - bound to the invited address: a signed-in account joins only when that
   address is one of its verified addresses; a new account gets the address,
   verified, since the link reached it;
-- revocable by the team's managers, and revoked by itself when the
-  invitee's membership is removed or changed (a removed member's old link
+- revocable by the team's managers, superseded by a newer invitation of
+  the same address, and revoked by itself when the invitee's membership is
+  made, removed or changed (a removed member's old link
   does not let them back in);
 - expiring INVITATION_LINK_DAYS after it was sent.
 Joins and revocations are written to the audit log, by the inviter, via
@@ -77,6 +78,8 @@ def send_invitation(team: Team, role: str, email: str, *, by) -> str:
     process sends it); returns the link."""
     token = secrets.token_urlsafe(32)
     now = timezone.now()
+    # A new invitation supersedes the address's pending ones in the team.
+    pending(team.pk).filter(email__iexact=email).update(revoked_at=now)
     invitation = Invitation.objects.create(
         team=team,
         email=email,

@@ -177,17 +177,30 @@ def test_an_unverified_address_is_not_enough(a):
 def test_a_removed_member_cannot_come_back_with_their_old_link(a):
     manager = member(a.team, Role.MANAGER, "mona")
     first = path_of(invite(client_of(manager), email="sam@example.test"))
-    mail.outbox.clear()
-    second = path_of(invite(client_of(manager), email="sam@example.test"))
     sam = verified(member(None, None, "sam"))
     client_of(sam).post(first)
+    mail.outbox.clear()
+    pending_link = path_of(invite(client_of(manager), email="sam@example.test"))
 
     Membership.objects.get(user=sam, team=a.team).delete()
     replayed = client_of(sam).post(first)
-    other_link = client_of(sam).post(second)
+    other_link = client_of(sam).post(pending_link)
 
     assert replayed.status_code == other_link.status_code == 410
     assert not Membership.objects.filter(user=sam, team=a.team).exists()
+
+
+def test_a_newer_invitation_supersedes_the_older_one(a):
+    manager = member(a.team, Role.MANAGER, "mona")
+    older = path_of(invite(client_of(manager), role=Role.MANAGER))
+    mail.outbox.clear()
+    newer = path_of(invite(client_of(manager), role=Role.VIEWER))
+
+    stale = Client().post(older, {"username": "n1", "password": "a long pass 42!"})
+    fresh = Client().post(newer, {"username": "n2", "password": "a long pass 42!"})
+
+    assert (stale.status_code, fresh.status_code) == (410, 302)
+    assert Membership.objects.get(user__username="n2").role == Role.VIEWER
 
 
 def test_a_demoted_member_cannot_restore_their_role_by_replay(a):
