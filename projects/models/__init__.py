@@ -8,6 +8,7 @@ from projects.models.audit import AuditEntry
 from projects.models.escalation import Escalation, EscalationStep
 from projects.models.housekeeping import HousekeepingRun
 from projects.models.incidents import Incident
+from projects.models.invitations import Invitation
 from projects.models.maintenance import MaintenanceWindow
 from projects.models.notifications import (
     DeliveryAttempt,
@@ -69,6 +70,7 @@ __all__ = [
     "HourlyRollup",
     "HousekeepingRun",
     "Incident",
+    "Invitation",
     "MaintenanceWindow",
     "Membership",
     "MonitorOutage",
