@@ -355,3 +355,34 @@ def test_a_search_for_a_long_number_is_still_a_search(admin_client, world):
     response = admin_client.get("/admin/projects/project/", {"q": HUGE})
 
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize("role", ["superuser", "view-only staff"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"/admin/projects/incident/?project={HUGE}",
+        f"/admin/projects/notification/?project={HUGE}",
+        f"/admin/projects/pollresultrow/?project={HUGE}",
+        f"/admin/projects/incident/?project__id__exact={HUGE}",
+        "/admin/projects/auditentry/?at__gte=0001-01-01T00:00:00%2B14:00",
+        "/admin/projects/auditentry/?at__lt=9999-12-31T23:59:59-14:00",
+        "/admin/projects/incident/?started_at__gte=0001-01-01T00:00:00%2B14:00",
+    ],
+)
+def test_filter_values_out_of_the_databases_range_are_a_400(world, role, url):
+    """A bare field name is a filter too, and a moment must exist in UTC
+    (security review S4-08)."""
+    assert clients(world)[role].get(url).status_code == 400
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/admin/projects/auditentry/?at__gte=0001-01-01T00:00:00Z",
+        "/admin/projects/auditentry/?at__gte=2026-11-29",
+        f"/admin/projects/incident/?q={HUGE}",
+    ],
+)
+def test_filter_values_in_range_are_a_page(admin_client, world, url):
+    assert admin_client.get(url).status_code == 200
