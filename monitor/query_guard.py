@@ -37,8 +37,11 @@ from django.utils.timezone import get_current_timezone, is_naive, make_aware
 
 API_PREFIX = "/api/"
 ADMIN_PREFIX = "/admin/"
-# The admin's own parameters: its changelist's, its forms', its
-# autocomplete's. Every other name on an admin page is a filter.
+# Its parameters name a model and search it; none is a filter.
+ADMIN_AUTOCOMPLETE = "/admin/autocomplete/"
+# The admin's own parameters: its changelist's and its forms'. Every other
+# name on an admin page is a filter (a status page's subscribers are
+# filtered by `page`).
 ADMIN_PARAMETERS = {
     ALL_VAR,
     ERROR_FLAG,
@@ -49,7 +52,6 @@ ADMIN_PARAMETERS = {
     SEARCH_VAR,
     TO_FIELD_VAR,
     "_changelist_filters",
-    *("term", "app_label", "model_name", "field_name", "page"),
 }
 MAX_INTEGER = 2**63 - 1
 DATE_PARTS = {"__year": (1, 9999), "__month": (1, 12), "__day": (1, 31)}
@@ -62,9 +64,9 @@ class QueryGuardMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        problem = query_problem(
-            request.GET.lists(), admin=request.path.startswith(ADMIN_PREFIX)
-        )
+        admin = request.path.startswith(ADMIN_PREFIX)
+        admin = admin and not request.path.startswith(ADMIN_AUTOCOMPLETE)
+        problem = query_problem(request.GET.lists(), admin=admin)
         if problem:
             if request.path.startswith(API_PREFIX):
                 # The API answers in JSON only, its errors by parameter.
