@@ -408,7 +408,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["projects.api.parsers.BoundedJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "projects.api.pagination.PagePagination",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "projects.api.schema.ApiSchema",
     "EXCEPTION_HANDLER": "projects.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
