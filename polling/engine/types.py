@@ -35,6 +35,16 @@ class JsonAssertion:
 
 
 @dataclass(frozen=True, slots=True)
+class HeaderAssertion:
+    """A response header and what it must be: `operator` is one of exists,
+    absent, ==, contains, regex; `value` is empty for exists and absent."""
+
+    name: str
+    operator: str
+    value: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Target:
     """Everything one poll of a project needs, frozen at load time.
 
@@ -59,6 +69,7 @@ class Target:
     max_response_time_ms: int | None = None
     keyword: Keyword | None = None
     json_assertion: JsonAssertion | None = None
+    header_assertions: tuple[HeaderAssertion, ...] = ()
     problem: str = ""
     # Heartbeat (push) projects are not polled: the scheduler checks, at
     # ping_deadline, that a ping came in (the store decides, in the database).

@@ -10,7 +10,13 @@ from datetime import datetime
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
 from polling.engine.pacing import no_pause
-from polling.engine.types import OK_STATUS, JsonAssertion, Keyword, Target
+from polling.engine.types import (
+    OK_STATUS,
+    HeaderAssertion,
+    JsonAssertion,
+    Keyword,
+    Target,
+)
 from polling.store.connections import close_connection
 from projects.checks.expectations import parse_expected_value, parse_status_codes
 from projects.models import (
@@ -42,6 +48,7 @@ TARGET_FIELDS = [
     "json_query",
     "json_operator",
     "json_expected",
+    "header_assertions",
     "kind",
     "grace_seconds",
     "ping_deadline",
@@ -60,6 +67,10 @@ def target_from_project(project: Project) -> Target:
     except ValueError as error:
         # Saved around the admin's validation: every poll says why.
         expected_status, problem = OK_STATUS, f"invalid expected status: {error}"
+    try:
+        assertions = _header_assertions(project)
+    except (AttributeError, KeyError, TypeError):
+        assertions, problem = (), problem or "invalid header assertions"
     return Target(
         project_id=project.pk,
         url=project.url,
@@ -75,6 +86,7 @@ def target_from_project(project: Project) -> Target:
         max_response_time_ms=project.max_response_time_ms,
         keyword=_keyword(project),
         json_assertion=_json_assertion(project),
+        header_assertions=assertions,
         problem=problem,
         failure_threshold=project.failure_threshold,
         recovery_threshold=project.recovery_threshold,
@@ -117,6 +129,13 @@ def _json_assertion(project: Project) -> JsonAssertion | None:
         project.json_query,
         project.json_operator,
         parse_expected_value(project.json_expected),
+    )
+
+
+def _header_assertions(project: Project) -> tuple[HeaderAssertion, ...]:
+    return tuple(
+        HeaderAssertion(item["name"], item["operator"], item.get("value", ""))
+        for item in project.header_assertions or ()
     )
 
 

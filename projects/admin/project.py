@@ -130,6 +130,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
                     "expected_status",
                     ("keyword", "keyword_mode", "keyword_case_sensitive"),
                     ("json_query", "json_operator", "json_expected"),
+                    "header_assertions",
                     "max_response_time_ms",
                 ],
             },

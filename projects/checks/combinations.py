@@ -77,6 +77,10 @@ def _unused(project, message: str) -> dict[str, str]:
         "keyword": (project.keyword, "there is no body to search"),
         "json_query": (project.json_query, "there is no body to query"),
         "headers": (project.headers, "it sends no headers"),
+        "header_assertions": (
+            project.header_assertions,
+            "there are no response headers to check",
+        ),
         "body": (project.body, "it sends no body"),
         "method": (project.method != "GET", "leave the method at GET"),
         "expected_status": (

@@ -36,6 +36,18 @@ class ProjectForm(TeamValidatedForm):
         help_text='Request headers as a JSON object, e.g. {"Accept": "text/html"}.',
     )
 
+    header_assertions = forms.JSONField(
+        required=False,
+        initial=list,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        error_messages={
+            "invalid": "Header assertions must be valid JSON, like "
+            '[{"name": "Cache-Control", "operator": "contains", "value": '
+            '"no-store"}].'
+        },
+        help_text=Project._meta.get_field("header_assertions").help_text,
+    )
+
     # The model's PositiveIntegerField would say "at least 0" for -5, but 0
     # is not allowed either.
     interval = forms.IntegerField(min_value=1, initial=DEFAULT_INTERVAL)
@@ -60,6 +72,7 @@ class ProjectForm(TeamValidatedForm):
             "json_query",
             "json_operator",
             "json_expected",
+            "header_assertions",
             "max_response_time_ms",
             "tls_expiry_warning_days",
             "interval",
@@ -151,6 +164,10 @@ class ProjectForm(TeamValidatedForm):
             if field.name in self.cleaned_data and field.name in self.fields:
                 related = getattr(self.instance, field.name)
                 related.add(*self.cleaned_data[field.name])
+
+    def clean_header_assertions(self) -> object:
+        assertions = self.cleaned_data["header_assertions"]
+        return [] if assertions in (None, "") else assertions
 
     def clean_headers(self) -> object:
         headers = self.cleaned_data["headers"]

@@ -22,6 +22,7 @@ from projects.checks.kinds import kind_of
 from projects.checks.kinds.kind import CheckKind
 from projects.checks.units import SECONDS_PER_UNIT
 from projects.checks.validators import (
+    validate_header_assertions,
     validate_headers,
     validate_http_url,
     validate_json_query,
@@ -182,6 +183,15 @@ class Project(LockedDelete, NamedInTeam):
         blank=True,
         help_text='Compared with what the query finds: ok, "ok", 200, true or '
         "null. < and > compare numbers; contains looks in a text or a list.",
+    )
+    header_assertions = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_header_assertions],
+        help_text="Response headers the final response must have, as a JSON "
+        'list: [{"name": "Cache-Control", "operator": "contains", "value": '
+        '"no-store"}]. Operators: exists, absent, ==, contains, regex. Names '
+        "compare without case; the first that fails is the poll's reason.",
     )
     tls_expiry_warning_days = models.PositiveSmallIntegerField(
         "warn of certificate expiry (days)",

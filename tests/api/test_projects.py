@@ -43,6 +43,9 @@ def test_a_project_is_created_with_every_field_the_admin_edits(write_api):
         "json_query": "status",
         "json_operator": "==",
         "json_expected": "ok",
+        "header_assertions": [
+            {"name": "Cache-Control", "operator": "contains", "value": "no-store"}
+        ],
         "max_response_time_ms": 900,
         "tls_expiry_warning_days": 7,
         "interval": 2,
@@ -109,6 +112,7 @@ def test_an_invalid_interval_is_a_400_naming_the_field(write_api):
         {"name": "x" * 201},
         {"body": "nul\x00"},
         {"url": "tcp://db.example.com:5432", "keyword": "x"},
+        {"header_assertions": [{"name": "X-A", "operator": "matches"}]},
     ],
 )
 def test_errors_are_exactly_the_admins(write_api, changes):
@@ -124,7 +128,9 @@ def test_errors_are_exactly_the_admins(write_api, changes):
             "enabled": True,
             **SITE,
             **{
-                name: json.dumps(value) if name == "headers" else value
+                name: json.dumps(value)
+                if name in ("headers", "header_assertions")
+                else value
                 for name, value in changes.items()
             },
         }
