@@ -183,6 +183,12 @@ class Transport:
     def curl(self) -> pycurl.Curl:
         return self._curl
 
+    @property
+    def blocked_networks(self) -> tuple[Network, ...]:
+        """Where untrusted polls may not connect; the kinds on the poller's
+        own sockets check their addresses against it (blocked.py)."""
+        return self._blocked_networks
+
     def perform(self, request: Request, *, timeout_ms: int) -> Response:
         """Send the request and read at most MAX_BODY_BYTES of the answer
         within `timeout_ms`; raises TransferError when that fails."""
@@ -414,6 +420,8 @@ class Exchange(Protocol):
 
 def perform(exchange: Exchange) -> Any:
     """Run an exchange to its end on this thread; what finish() returns."""
+    if exchange.curl is None:  # on a socket of the poller's own (sockets.py)
+        return exchange.run()
     try:
         exchange.curl.perform()
     except pycurl.error as error:

@@ -70,6 +70,11 @@ class Target:
     keyword: Keyword | None = None
     json_assertion: JsonAssertion | None = None
     header_assertions: tuple[HeaderAssertion, ...] = ()
+    # UDP and SSH: what is sent (UDP), and the text the reply or banner
+    # must contain, or match as a regular expression.
+    payload: bytes = b""
+    expected_reply: str = ""
+    expected_reply_regex: bool = False
     problem: str = ""
     # Heartbeat (push) projects are not polled: the scheduler checks, at
     # ping_deadline, that a ping came in (the store decides, in the database).

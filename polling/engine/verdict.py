@@ -114,6 +114,21 @@ def _header_reason(assertion: HeaderAssertion, values: list[str]) -> str:
     return ""
 
 
+def reply_reason(what: str, reply: str, expected: str, *, regex: bool) -> str:
+    """Whether a reply (a UDP answer, an SSH banner) holds the expected
+    text, or matches it as a regular expression; "" when nothing is
+    expected."""
+    if not expected:
+        return ""
+    if regex:
+        if _search(expected, reply):
+            return ""
+        return f"{what} {_quote(reply)} does not match {_quote(expected)}"
+    if expected in reply:
+        return ""
+    return f"{what} {_quote(reply)} does not contain {_quote(expected)}"
+
+
 def _search(pattern: str, text: str) -> bool:
     try:
         return re.search(pattern, text[:MAX_MATCHED_CHARACTERS]) is not None

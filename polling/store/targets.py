@@ -49,6 +49,10 @@ TARGET_FIELDS = [
     "json_operator",
     "json_expected",
     "header_assertions",
+    "udp_payload",
+    "udp_payload_hex",
+    "expected_reply",
+    "expected_reply_mode",
     "kind",
     "grace_seconds",
     "ping_deadline",
@@ -71,6 +75,10 @@ def target_from_project(project: Project) -> Target:
         assertions = _header_assertions(project)
     except (AttributeError, KeyError, TypeError):
         assertions, problem = (), problem or "invalid header assertions"
+    try:
+        payload = _payload(project)
+    except ValueError:
+        payload, problem = b"", problem or "invalid UDP payload: not hex digits"
     return Target(
         project_id=project.pk,
         url=project.url,
@@ -87,6 +95,9 @@ def target_from_project(project: Project) -> Target:
         keyword=_keyword(project),
         json_assertion=_json_assertion(project),
         header_assertions=assertions,
+        payload=payload,
+        expected_reply=project.expected_reply,
+        expected_reply_regex=project.expected_reply_mode == Project.ReplyMode.REGEX,
         problem=problem,
         failure_threshold=project.failure_threshold,
         recovery_threshold=project.recovery_threshold,
@@ -132,6 +143,12 @@ def _json_assertion(project: Project) -> JsonAssertion | None:
     )
 
 
+def _payload(project: Project) -> bytes:
+    if project.udp_payload_hex:
+        return bytes.fromhex(project.udp_payload)
+    return project.udp_payload.encode()
+
+
 def _header_assertions(project: Project) -> tuple[HeaderAssertion, ...]:
     return tuple(
         HeaderAssertion(item["name"], item["operator"], item.get("value", ""))
@@ -146,6 +163,7 @@ class _ProjectRow:
 
     __slots__ = TARGET_FIELDS
     Kind = Project.Kind
+    ReplyMode = Project.ReplyMode
     interval_seconds = Project.interval_seconds
     is_heartbeat = Project.is_heartbeat
 

@@ -131,6 +131,8 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
                     ("keyword", "keyword_mode", "keyword_case_sensitive"),
                     ("json_query", "json_operator", "json_expected"),
                     "header_assertions",
+                    ("udp_payload", "udp_payload_hex"),
+                    ("expected_reply", "expected_reply_mode"),
                     "max_response_time_ms",
                 ],
             },

@@ -12,6 +12,7 @@ DEFAULTED_FIELDS = (
     "kind",
     "keyword_mode",
     "json_operator",
+    "expected_reply_mode",
     "grace_seconds",
     "failure_threshold",
     "recovery_threshold",
@@ -73,6 +74,10 @@ class ProjectForm(TeamValidatedForm):
             "json_operator",
             "json_expected",
             "header_assertions",
+            "udp_payload",
+            "udp_payload_hex",
+            "expected_reply",
+            "expected_reply_mode",
             "max_response_time_ms",
             "tls_expiry_warning_days",
             "interval",
@@ -94,6 +99,7 @@ class ProjectForm(TeamValidatedForm):
             "body": forms.Textarea(attrs={"rows": 3, "cols": 60}),
             "keyword": forms.TextInput(attrs={"size": 60}),
             "json_query": forms.TextInput(attrs={"size": 60}),
+            "udp_payload": forms.Textarea(attrs={"rows": 2, "cols": 60}),
         }
 
     def __init__(self, *args, **kwargs) -> None:

@@ -88,6 +88,10 @@ class Project(LockedDelete, NamedInTeam):
         GREATER = ">", ">"
         CONTAINS = "contains", "contains"
 
+    class ReplyMode(models.TextChoices):
+        CONTAINS = "contains", "contains"
+        REGEX = "regex", "matches the regular expression"
+
     class IntervalUnit(models.TextChoices):
         SECONDS = "seconds", "seconds"
         MINUTES = "minutes", "minutes"
@@ -192,6 +196,27 @@ class Project(LockedDelete, NamedInTeam):
         'list: [{"name": "Cache-Control", "operator": "contains", "value": '
         '"no-store"}]. Operators: exists, absent, ==, contains, regex. Names '
         "compare without case; the first that fails is the poll's reason.",
+    )
+    # UDP and SSH checks (docs/checks.md).
+    udp_payload = models.TextField(
+        "UDP payload",
+        blank=True,
+        help_text="What a UDP check sends: text, or hex digits with “payload "
+        "is hex” on (e.g. a DNS or NTP request).",
+    )
+    udp_payload_hex = models.BooleanField(
+        "payload is hex",
+        default=False,
+        help_text="Read the payload as hex digits (spaces allowed): 1b 00 00 00.",
+    )
+    expected_reply = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="UDP: text the reply must contain; SSH: text the server's "
+        "banner must contain (e.g. OpenSSH_9). Empty: any reply is up.",
+    )
+    expected_reply_mode = models.CharField(
+        max_length=8, choices=ReplyMode, default=ReplyMode.CONTAINS
     )
     tls_expiry_warning_days = models.PositiveSmallIntegerField(
         "warn of certificate expiry (days)",

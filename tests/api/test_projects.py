@@ -46,6 +46,10 @@ def test_a_project_is_created_with_every_field_the_admin_edits(write_api):
         "header_assertions": [
             {"name": "Cache-Control", "operator": "contains", "value": "no-store"}
         ],
+        "udp_payload": "",
+        "udp_payload_hex": False,
+        "expected_reply": "",
+        "expected_reply_mode": "contains",
         "max_response_time_ms": 900,
         "tls_expiry_warning_days": 7,
         "interval": 2,
@@ -113,6 +117,9 @@ def test_an_invalid_interval_is_a_400_naming_the_field(write_api):
         {"body": "nul\x00"},
         {"url": "tcp://db.example.com:5432", "keyword": "x"},
         {"header_assertions": [{"name": "X-A", "operator": "matches"}]},
+        {"url": "udp://127.0.0.1:9"},
+        {"url": "ssh://127.0.0.1", "keyword": "x"},
+        {"expected_reply": "ok"},
     ],
 )
 def test_errors_are_exactly_the_admins(write_api, changes):

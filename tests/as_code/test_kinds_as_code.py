@@ -22,6 +22,15 @@ KIND_PROJECTS = [
             {"name": "Cache-Control", "operator": "contains", "value": "no-store"}
         ],
     },
+    {
+        "name": "ntp",
+        "url": "udp://127.0.0.1:123",
+        "udp_payload": "1b" + "00" * 47,
+        "udp_payload_hex": True,
+        "expected_reply": "^\\x1c",
+        "expected_reply_mode": "regex",
+    },
+    {"name": "bastion", "url": "ssh://127.0.0.1", "expected_reply": "OpenSSH"},
 ]
 
 
@@ -72,6 +81,16 @@ def test_each_kinds_options_go_out_and_come_back_the_same(make_project, tmp_path
             "header_assertions",
             "A TCP check only opens a connection: there are no response "
             "headers to check.",
+        ),
+        (
+            {"url": "udp://127.0.0.1:123"},
+            "udp_payload",
+            "A UDP check needs a payload: what to send, e.g. a status request.",
+        ),
+        (
+            {"url": "ssh://127.0.0.1", "keyword": "x"},
+            "keyword",
+            "An SSH check only reads the server's banner: there is no body to search.",
         ),
     ],
 )

@@ -94,3 +94,103 @@ def test_header_assertions_on_a_tcp_check_are_refused():
     assert found["header_assertions"] == [
         "A TCP check only opens a connection: there are no response headers to check."
     ]
+
+
+@pytest.mark.django_db
+def test_a_udp_check_with_a_hex_payload_and_an_expected_reply_saves():
+    form = ProjectForm(
+        data={
+            **VALID,
+            "url": "udp://127.0.0.1:123",
+            "udp_payload": "1b 00 00 00",
+            "udp_payload_hex": True,
+            "expected_reply": "^ok",
+            "expected_reply_mode": "regex",
+        }
+    )
+    assert form.is_valid(), form.errors
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("changes", "field", "message"),
+    [
+        (
+            {"url": "udp://127.0.0.1:123"},
+            "udp_payload",
+            "A UDP check needs a payload: what to send, e.g. a status request.",
+        ),
+        (
+            {
+                "url": "udp://127.0.0.1:123",
+                "udp_payload": "zz",
+                "udp_payload_hex": True,
+            },
+            "udp_payload",
+            "“Payload is hex” is on, but this is not hex digits: write bytes as "
+            "1b 00 ff.",
+        ),
+        (
+            {"url": "udp://127.0.0.1", "udp_payload": "x"},
+            "url",
+            "A UDP check needs a port: udp://ntp.example.com:123.",
+        ),
+        (
+            {"url": "udp://127.0.0.1:123", "udp_payload": "x", "keyword": "ok"},
+            "keyword",
+            "A UDP check sends its payload, not an HTTP request: there is no "
+            "body to search.",
+        ),
+        (
+            {
+                "url": "udp://127.0.0.1:123",
+                "udp_payload": "x",
+                "expected_reply": "(",
+                "expected_reply_mode": "regex",
+            },
+            "expected_reply",
+            "“(” is not a regular expression (missing ), unterminated subpattern).",
+        ),
+        (
+            {"url": "ssh://127.0.0.1/home", "udp_payload": ""},
+            "url",
+            "An SSH check is only ssh://host[:port], with no path or query, e.g. "
+            "ssh://git.example.com:22.",
+        ),
+        (
+            {"url": "ssh://127.0.0.1", "udp_payload": "x"},
+            "udp_payload",
+            "Only UDP checks use this; this is an SSH check.",
+        ),
+        (
+            {"udp_payload": "x"},
+            "udp_payload",
+            "Only UDP checks use this; this is an HTTP(S) check.",
+        ),
+        (
+            {"expected_reply": "x"},
+            "expected_reply",
+            "Only SSH and UDP checks use this; this is an HTTP(S) check.",
+        ),
+        (
+            {"url": "ssh://127.0.0.1", "json_query": "a", "json_expected": "b"},
+            "json_query",
+            "An SSH check only reads the server's banner: there is no body to query.",
+        ),
+        (
+            {"url": "", "kind": "heartbeat", "expected_reply": "x"},
+            "expected_reply",
+            "Only SSH and UDP checks use this; this is a heartbeat project.",
+        ),
+    ],
+)
+def test_nonsense_for_the_kind_is_a_field_error(changes, field, message):
+    assert errors(**changes)[field] == [message]
+
+
+@pytest.mark.django_db
+def test_an_ssh_check_with_an_expected_banner_saves():
+    form = ProjectForm(
+        data={**VALID, "url": "ssh://git.example.com", "expected_reply": "OpenSSH"}
+    )
+    assert form.is_valid(), form.errors
