@@ -48,11 +48,14 @@ class DnsQuery(SocketExchange):
         port: int,
         *,
         timeout_seconds: float,
+        shown_timeout: float | None = None,
         tcp: bool = False,
     ) -> None:
         family = family_of(address)
         sock = stream_socket(family) if tcp else datagram_socket(family)
-        super().__init__(sock, timeout_seconds=timeout_seconds)
+        super().__init__(
+            sock, timeout_seconds=timeout_seconds, shown_timeout=shown_timeout
+        )
         self.query = query
         self.tcp = tcp
         self._buffer = b""

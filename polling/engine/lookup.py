@@ -37,6 +37,21 @@ class LookupFailed(Exception):
         self.reason = reason
 
 
+# The name server every lookup and every dns:// check without a resolver
+# asks, as (address, port); None: the system's. Set once at start (tests
+# point it at a server on loopback).
+_nameserver: tuple[str, int] | None = None
+
+
+def set_nameserver(address: str | None, port: int = DNS_PORT) -> None:
+    global _nameserver
+    _nameserver = None if address is None else (address, port)
+
+
+def nameserver() -> tuple[str, int]:
+    return _nameserver or (system_nameserver(), DNS_PORT)
+
+
 @functools.cache
 def system_nameserver() -> str:
     """The first name server of /etc/resolv.conf (read once)."""
@@ -75,9 +90,7 @@ def lookup(host: str, deadline: float) -> Generator[Any, Any, list[str]]:
             break
         query = dns.message.make_query(host.rstrip(".") + ".", rdtype)
         try:
-            answer = yield DnsQuery(
-                query, system_nameserver(), DNS_PORT, timeout_seconds=left
-            )
+            answer = yield DnsQuery(query, *nameserver(), timeout_seconds=left)
         except SocketFailed:
             break
         if answer.message.rcode() == dns.rcode.NXDOMAIN:

@@ -75,6 +75,13 @@ class Target:
     payload: bytes = b""
     expected_reply: str = ""
     expected_reply_regex: bool = False
+    # DNS: the response code expected, the answers (as the record's text,
+    # names absolute) and how they must match (any, all, exactly), and
+    # whether the resolver's AD flag is required.
+    dns_rcode: str = "NOERROR"
+    dns_answers: tuple[str, ...] = ()
+    dns_match: str = "any"
+    dns_dnssec: bool = False
     problem: str = ""
     # Heartbeat (push) projects are not polled: the scheduler checks, at
     # ping_deadline, that a ping came in (the store decides, in the database).

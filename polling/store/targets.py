@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator
 from datetime import datetime
+from urllib.parse import urlsplit
 
+from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
 from polling.engine.pacing import no_pause
@@ -19,6 +21,7 @@ from polling.engine.types import (
 )
 from polling.store.connections import close_connection
 from projects.checks.expectations import parse_expected_value, parse_status_codes
+from projects.checks.kinds.dns import normalized_answers, record_type
 from projects.models import (
     DEFAULT_REGION_ID,
     PollResult,
@@ -53,6 +56,10 @@ TARGET_FIELDS = [
     "udp_payload_hex",
     "expected_reply",
     "expected_reply_mode",
+    "dns_expected_rcode",
+    "dns_expected_answers",
+    "dns_answer_match",
+    "dns_require_dnssec",
     "kind",
     "grace_seconds",
     "ping_deadline",
@@ -79,6 +86,10 @@ def target_from_project(project: Project) -> Target:
         payload = _payload(project)
     except ValueError:
         payload, problem = b"", problem or "invalid UDP payload: not hex digits"
+    try:
+        dns_answers = _dns_answers(project)
+    except ValueError as error:
+        dns_answers, problem = (), problem or f"invalid expected answers: {error}"
     return Target(
         project_id=project.pk,
         url=project.url,
@@ -98,6 +109,10 @@ def target_from_project(project: Project) -> Target:
         payload=payload,
         expected_reply=project.expected_reply,
         expected_reply_regex=project.expected_reply_mode == Project.ReplyMode.REGEX,
+        dns_rcode=project.dns_expected_rcode,
+        dns_answers=dns_answers,
+        dns_match=project.dns_answer_match,
+        dns_dnssec=project.dns_require_dnssec,
         problem=problem,
         failure_threshold=project.failure_threshold,
         recovery_threshold=project.recovery_threshold,
@@ -141,6 +156,17 @@ def _json_assertion(project: Project) -> JsonAssertion | None:
         project.json_operator,
         parse_expected_value(project.json_expected),
     )
+
+
+def _dns_answers(project: Project) -> tuple[str, ...]:
+    """The expected answers as the probe compares them; raises ValueError."""
+    if not project.dns_expected_answers:
+        return ()
+    try:
+        rdtype = record_type(urlsplit(project.url))
+    except ValidationError as error:
+        raise ValueError(error.messages[0]) from None
+    return normalized_answers(rdtype, project.dns_expected_answers)
 
 
 def _payload(project: Project) -> bytes:

@@ -133,6 +133,8 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
                     "header_assertions",
                     ("udp_payload", "udp_payload_hex"),
                     ("expected_reply", "expected_reply_mode"),
+                    ("dns_expected_rcode", "dns_answer_match", "dns_require_dnssec"),
+                    "dns_expected_answers",
                     "max_response_time_ms",
                 ],
             },

@@ -6,6 +6,8 @@ message next to what the user should change.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.core.exceptions import ValidationError
 
 from projects.checks.expectations import (
@@ -14,6 +16,7 @@ from projects.checks.expectations import (
     parse_expected_value,
 )
 from projects.checks.kinds import KIND_OPTIONS, kind_of, kinds_using
+from projects.checks.kinds.dns import normalized_answers, record_type
 from projects.checks.validators import validate_regex
 
 NO_BODY_ON_HEAD = "A HEAD request gets no body to check: use GET."
@@ -50,6 +53,7 @@ def combination_errors(project) -> dict[str, str]:
     kind = kind_of(project.url) if project.url else None
     errors.update(_other_kinds_options(project, kind))
     errors.update(_reply_errors(project, kind))
+    errors.update(_dns_errors(project, kind))
     if not project.url:
         errors["url"] = "Enter the URL to poll."
     elif kind and not kind.sends_http:
@@ -106,6 +110,19 @@ def _reply_errors(project, kind) -> dict[str, str]:
         except ValidationError as error:
             errors["expected_reply"] = error.messages[0]
     return errors
+
+
+def _dns_errors(project, kind) -> dict[str, str]:
+    if kind is None or "dns_expected_answers" not in kind.options:
+        return {}
+    try:
+        rdtype = record_type(urlsplit(project.url))
+        normalized_answers(rdtype, project.dns_expected_answers)
+    except ValidationError:
+        return {}  # the URL's own error says what is wrong
+    except ValueError as error:
+        return {"dns_expected_answers": f"Expected answers: {error}"}
+    return {}
 
 
 def _is_hex(text: str) -> bool:

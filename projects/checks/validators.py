@@ -43,9 +43,10 @@ def validate_http_url(value: str) -> None:
             "Only %(schemes)s URLs can be polled, not %(scheme)s:.",
             params={"schemes": scheme_list(), "scheme": parts.scheme},
         )
-    if not parts.hostname:
+    if parts.hostname:
+        _validate_host(parts.hostname)
+    elif not kind.host_optional:
         raise ValidationError("The URL has no host name.")
-    _validate_host(parts.hostname)
     try:
         parts.port  # noqa: B018 - urlsplit checks the port lazily
     except ValueError:

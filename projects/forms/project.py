@@ -13,6 +13,8 @@ DEFAULTED_FIELDS = (
     "keyword_mode",
     "json_operator",
     "expected_reply_mode",
+    "dns_expected_rcode",
+    "dns_answer_match",
     "grace_seconds",
     "failure_threshold",
     "recovery_threshold",
@@ -78,6 +80,10 @@ class ProjectForm(TeamValidatedForm):
             "udp_payload_hex",
             "expected_reply",
             "expected_reply_mode",
+            "dns_expected_rcode",
+            "dns_expected_answers",
+            "dns_answer_match",
+            "dns_require_dnssec",
             "max_response_time_ms",
             "tls_expiry_warning_days",
             "interval",
@@ -100,6 +106,7 @@ class ProjectForm(TeamValidatedForm):
             "keyword": forms.TextInput(attrs={"size": 60}),
             "json_query": forms.TextInput(attrs={"size": 60}),
             "udp_payload": forms.Textarea(attrs={"rows": 2, "cols": 60}),
+            "dns_expected_answers": forms.Textarea(attrs={"rows": 3, "cols": 60}),
         }
 
     def __init__(self, *args, **kwargs) -> None:

@@ -92,6 +92,17 @@ class Project(LockedDelete, NamedInTeam):
         CONTAINS = "contains", "contains"
         REGEX = "regex", "matches the regular expression"
 
+    class ResponseCode(models.TextChoices):
+        NOERROR = "NOERROR", "NOERROR"
+        NXDOMAIN = "NXDOMAIN", "NXDOMAIN (no such name)"
+        SERVFAIL = "SERVFAIL", "SERVFAIL"
+        REFUSED = "REFUSED", "REFUSED"
+
+    class AnswerMatch(models.TextChoices):
+        ANY = "any", "any of them"
+        ALL = "all", "all of them"
+        EXACTLY = "exactly", "exactly these"
+
     class IntervalUnit(models.TextChoices):
         SECONDS = "seconds", "seconds"
         MINUTES = "minutes", "minutes"
@@ -217,6 +228,31 @@ class Project(LockedDelete, NamedInTeam):
     )
     expected_reply_mode = models.CharField(
         max_length=8, choices=ReplyMode, default=ReplyMode.CONTAINS
+    )
+    # DNS checks (docs/checks.md).
+    dns_expected_rcode = models.CharField(
+        "expected response code",
+        max_length=8,
+        choices=ResponseCode,
+        default=ResponseCode.NOERROR,
+    )
+    dns_expected_answers = models.TextField(
+        "expected answers",
+        blank=True,
+        help_text="One answer a line, as the record reads: 192.0.2.10, "
+        "10 mail.example.com, v=spf1 -all. Empty: any answer of the type.",
+    )
+    dns_answer_match = models.CharField(
+        "answers must hold",
+        max_length=7,
+        choices=AnswerMatch,
+        default=AnswerMatch.ANY,
+    )
+    dns_require_dnssec = models.BooleanField(
+        "require DNSSEC",
+        default=False,
+        help_text="Down unless the resolver says it validated the answer "
+        "(its AD flag): use a validating resolver you trust.",
     )
     tls_expiry_warning_days = models.PositiveSmallIntegerField(
         "warn of certificate expiry (days)",

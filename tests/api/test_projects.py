@@ -50,6 +50,10 @@ def test_a_project_is_created_with_every_field_the_admin_edits(write_api):
         "udp_payload_hex": False,
         "expected_reply": "",
         "expected_reply_mode": "contains",
+        "dns_expected_rcode": "NOERROR",
+        "dns_expected_answers": "",
+        "dns_answer_match": "any",
+        "dns_require_dnssec": False,
         "max_response_time_ms": 900,
         "tls_expiry_warning_days": 7,
         "interval": 2,
@@ -120,6 +124,8 @@ def test_an_invalid_interval_is_a_400_naming_the_field(write_api):
         {"url": "udp://127.0.0.1:9"},
         {"url": "ssh://127.0.0.1", "keyword": "x"},
         {"expected_reply": "ok"},
+        {"url": "dns://127.0.0.1/example.com?type=ZZZ"},
+        {"url": "dns://127.0.0.1/example.com", "dns_expected_answers": "x"},
     ],
 )
 def test_errors_are_exactly_the_admins(write_api, changes):

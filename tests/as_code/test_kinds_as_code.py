@@ -31,6 +31,18 @@ KIND_PROJECTS = [
         "expected_reply_mode": "regex",
     },
     {"name": "bastion", "url": "ssh://127.0.0.1", "expected_reply": "OpenSSH"},
+    {
+        "name": "mail records",
+        "url": "dns://127.0.0.1:5353/example.com?type=MX",
+        "dns_expected_answers": "10 mail.example.com\n20 backup.example.com",
+        "dns_answer_match": "exactly",
+        "dns_require_dnssec": True,
+    },
+    {
+        "name": "gone",
+        "url": "dns:///old.example.com",
+        "dns_expected_rcode": "NXDOMAIN",
+    },
 ]
 
 
@@ -86,6 +98,12 @@ def test_each_kinds_options_go_out_and_come_back_the_same(make_project, tmp_path
             {"url": "udp://127.0.0.1:123"},
             "udp_payload",
             "A UDP check needs a payload: what to send, e.g. a status request.",
+        ),
+        (
+            {"url": "dns://127.0.0.1/example.com?type=ZZZ"},
+            "url",
+            "“ZZZ” is not a record type a DNS check asks for: A, AAAA, CNAME, "
+            "MX, NS, TXT, SOA, SRV, CAA, PTR.",
         ),
         (
             {"url": "ssh://127.0.0.1", "keyword": "x"},

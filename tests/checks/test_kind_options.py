@@ -194,3 +194,88 @@ def test_an_ssh_check_with_an_expected_banner_saves():
         data={**VALID, "url": "ssh://git.example.com", "expected_reply": "OpenSSH"}
     )
     assert form.is_valid(), form.errors
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"url": "dns://127.0.0.1:5353/example.com?type=MX"},
+        {"url": "dns:///example.com"},
+        {
+            "url": "dns://[::1]/example.com?type=TXT",
+            "dns_expected_answers": "v=spf1 -all\n\nother text",
+            "dns_answer_match": "all",
+        },
+        {
+            "url": "dns://1.1.1.1/example.com?type=A",
+            "dns_expected_rcode": "NXDOMAIN",
+            "dns_require_dnssec": True,
+        },
+    ],
+)
+def test_dns_checks_save(changes):
+    form = ProjectForm(data={**VALID, **changes})
+    assert form.is_valid(), form.errors
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("changes", "field", "message"),
+    [
+        (
+            {"url": "dns://1.1.1.1/example.com?type=ZZZ"},
+            "url",
+            "“ZZZ” is not a record type a DNS check asks for: A, AAAA, CNAME, MX, "
+            "NS, TXT, SOA, SRV, CAA, PTR.",
+        ),
+        (
+            {"url": "dns://1.1.1.1/"},
+            "url",
+            "A DNS check needs the name to look up: "
+            "dns://1.1.1.1/example.com?type=MX, or dns:///example.com?type=A for "
+            "the poller's own resolver.",
+        ),
+        (
+            {"url": "dns://1.1.1.1/example.com?type=A&recurse=no"},
+            "url",
+            "A DNS URL takes only ?type= (and class=IN), not recurse.",
+        ),
+        (
+            {"url": "dns://1.1.1.1/example.com?class=CH"},
+            "url",
+            "A DNS check asks for class IN only.",
+        ),
+        (
+            {
+                "url": "dns://1.1.1.1/example.com?type=A",
+                "dns_expected_answers": "192.0.2.1\nmail.example.com",
+            },
+            "dns_expected_answers",
+            "Expected answers: line 2, “mail.example.com”, is not A record data "
+            "(Text input is malformed.).",
+        ),
+        (
+            {"url": "dns://1.1.1.1/example.com", "keyword": "x"},
+            "keyword",
+            "A DNS check sends a query, not an HTTP request: there is no body to "
+            "search.",
+        ),
+        (
+            {"dns_expected_answers": "192.0.2.1"},
+            "dns_expected_answers",
+            "Only DNS checks use this; this is an HTTP(S) check.",
+        ),
+        (
+            {
+                "url": "udp://127.0.0.1:53",
+                "udp_payload": "x",
+                "dns_require_dnssec": True,
+            },
+            "dns_require_dnssec",
+            "Only DNS checks use this; this is a UDP check.",
+        ),
+    ],
+)
+def test_dns_nonsense_is_a_field_error(changes, field, message):
+    assert errors(**changes)[field] == [message]

@@ -24,6 +24,14 @@ KINDS = [
         "UDP udp://127.0.0.1:123",
         "Up when: a reply to the payload comes back",
     ),
+    (
+        {
+            "url": "dns://127.0.0.1/example.com?type=A",
+            "dns_expected_answers": "192.0.2.1",
+        },
+        "DNS dns://127.0.0.1/example.com?type=A",
+        "Up when: the response code is NOERROR · the answers hold one of 192.0.2.1",
+    ),
 ]
 
 

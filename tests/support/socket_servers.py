@@ -18,14 +18,11 @@ class BannerServer:
         self.greeting = greeting
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.2)
+        self.port = self._listener.getsockname()[1]
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._connections: list[socket.socket] = []
         self.accepted = 0
-
-    @property
-    def port(self) -> int:
-        return self._listener.getsockname()[1]
 
     def __enter__(self) -> BannerServer:
         self._thread.start()
@@ -61,13 +58,10 @@ class UdpServer:
         self._sock = socket.socket(family, socket.SOCK_DGRAM)
         self._sock.bind((host, 0))
         self._sock.settimeout(0.2)
+        self.port = self._sock.getsockname()[1]
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self.received: list[bytes] = []
-
-    @property
-    def port(self) -> int:
-        return self._sock.getsockname()[1]
 
     def __enter__(self) -> UdpServer:
         self._thread.start()

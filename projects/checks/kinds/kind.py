@@ -32,6 +32,9 @@ class CheckKind:
     options: tuple[str, ...] = ()
     # The port a URL without one means; None: the URL must name one.
     default_port: int | None = None
+    # Whether its URL may leave the host out (dns:///name: the poller's
+    # own resolver).
+    host_optional: bool = False
 
     def reads_certificate(self, url: str) -> bool:
         return url.partition("://")[0].lower() in self.tls_schemes
