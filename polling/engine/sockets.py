@@ -96,7 +96,9 @@ class SocketExchange:
         return True
 
     def expire(self) -> None:
-        """Its deadline passed before it was done."""
+        """Its deadline passed before it was done. An exchange that wants
+        waking at times (a round of pings) moves its deadline on instead
+        of ending."""
         self.fail(timed_out(self.shown_timeout))
 
     def close(self) -> None:
@@ -126,8 +128,8 @@ def _run_alone(exchange: SocketExchange) -> Any:
     while not exchange.done:
         left = exchange.deadline - time.monotonic()
         if left <= 0:
-            exchange.expire()
-            break
+            exchange.expire()  # a wake-up it asked for, or its end
+            continue
         if channel is None:
             time.sleep(left)
             continue

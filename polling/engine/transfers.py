@@ -186,7 +186,12 @@ class Transfers(Generic[Owner]):
             exchange = heapq.heappop(deadlines)[2]
             if exchange in self._socket_owners:
                 exchange.expire()
-                ended.append(self._end_socket_exchange(exchange))
+                if exchange.done:
+                    ended.append(self._end_socket_exchange(exchange))
+                else:  # it asked to be woken again
+                    heapq.heappush(
+                        deadlines, (exchange.deadline, next(self._order), exchange)
+                    )
 
     def _end_socket_exchange(self, exchange) -> tuple[Owner, int, str]:
         owner = self._socket_owners.pop(exchange)

@@ -158,8 +158,12 @@ class Transport:
         blocked_networks: Sequence[Network] = (),
         taint: Taint | None = None,
         sessions: SessionShares | None = None,
+        pingers: Any = None,
     ) -> None:
         self._curl = pycurl.Curl()
+        # The ICMP sockets of the ping checks, one per family, shared by the
+        # transports of one worker thread (pinger.Pingers; None: no pings).
+        self.pingers = pingers
         self._blocked_networks = tuple(blocked_networks)
         self._guard = SocketGuard(self._blocked_networks, taint)
         self._clock = clock

@@ -82,6 +82,9 @@ class Target:
     dns_answers: tuple[str, ...] = ()
     dns_match: str = "any"
     dns_dnssec: bool = False
+    # ICMP: echo requests per poll, and the loss that is still up.
+    ping_count: int = 3
+    ping_max_loss_percent: int = 66
     problem: str = ""
     # Heartbeat (push) projects are not polled: the scheduler checks, at
     # ping_deadline, that a ping came in (the store decides, in the database).

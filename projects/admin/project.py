@@ -133,6 +133,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
                     "header_assertions",
                     ("udp_payload", "udp_payload_hex"),
                     ("expected_reply", "expected_reply_mode"),
+                    ("ping_count", "ping_max_loss_percent"),
                     ("dns_expected_rcode", "dns_answer_match", "dns_require_dnssec"),
                     "dns_expected_answers",
                     "max_response_time_ms",

@@ -43,6 +43,9 @@ MAX_KEYWORD_LENGTH = 500
 DEFAULT_GRACE_SECONDS = 60
 DEFAULT_TLS_EXPIRY_WARNING_DAYS = 14
 MAX_TLS_EXPIRY_WARNING_DAYS = 365
+DEFAULT_PING_COUNT = 3
+MAX_PING_COUNT = 10
+DEFAULT_PING_MAX_LOSS_PERCENT = 66
 
 
 def new_badge_key() -> str:
@@ -126,8 +129,10 @@ class Project(LockedDelete, NamedInTeam):
         max_length=2000,
         blank=True,
         validators=[validate_http_url],
-        help_text="The http:// or https:// address to poll, or tcp://host:port "
-        "to check that a TCP port accepts connections.",
+        help_text="The http:// or https:// address to poll; or tcp://host:port "
+        "(a TCP port), ssh://host[:port] (an SSH banner), udp://host:port (a "
+        "UDP reply), dns://[resolver]/name?type=A (a DNS answer) or "
+        "icmp://host (a ping).",
     )
     method = models.CharField(max_length=7, choices=Method, default=Method.GET)
     headers = models.JSONField(
@@ -228,6 +233,20 @@ class Project(LockedDelete, NamedInTeam):
     )
     expected_reply_mode = models.CharField(
         max_length=8, choices=ReplyMode, default=ReplyMode.CONTAINS
+    )
+    # Ping checks (docs/checks.md).
+    ping_count = models.PositiveSmallIntegerField(
+        default=DEFAULT_PING_COUNT,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_PING_COUNT)],
+        help_text="Echo requests a poll sends, spread over at most half the "
+        "timeout (one a second at most).",
+    )
+    ping_max_loss_percent = models.PositiveSmallIntegerField(
+        "most loss that is up (%)",
+        default=DEFAULT_PING_MAX_LOSS_PERCENT,
+        validators=[MaxValueValidator(100)],
+        help_text="A poll losing more of its pings is down; one that gets no "
+        "reply at all always is.",
     )
     # DNS checks (docs/checks.md).
     dns_expected_rcode = models.CharField(

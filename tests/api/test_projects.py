@@ -54,6 +54,8 @@ def test_a_project_is_created_with_every_field_the_admin_edits(write_api):
         "dns_expected_answers": "",
         "dns_answer_match": "any",
         "dns_require_dnssec": False,
+        "ping_count": 3,
+        "ping_max_loss_percent": 66,
         "max_response_time_ms": 900,
         "tls_expiry_warning_days": 7,
         "interval": 2,
@@ -126,6 +128,8 @@ def test_an_invalid_interval_is_a_400_naming_the_field(write_api):
         {"expected_reply": "ok"},
         {"url": "dns://127.0.0.1/example.com?type=ZZZ"},
         {"url": "dns://127.0.0.1/example.com", "dns_expected_answers": "x"},
+        {"url": "icmp://127.0.0.1", "keyword": "x"},
+        {"url": "icmp://127.0.0.1", "ping_count": 0},
     ],
 )
 def test_errors_are_exactly_the_admins(write_api, changes):

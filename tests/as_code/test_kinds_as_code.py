@@ -39,6 +39,12 @@ KIND_PROJECTS = [
         "dns_require_dnssec": True,
     },
     {
+        "name": "router",
+        "url": "icmp://127.0.0.1",
+        "ping_count": 5,
+        "ping_max_loss_percent": 20,
+    },
+    {
         "name": "gone",
         "url": "dns:///old.example.com",
         "dns_expected_rcode": "NXDOMAIN",
@@ -104,6 +110,12 @@ def test_each_kinds_options_go_out_and_come_back_the_same(make_project, tmp_path
             "url",
             "“ZZZ” is not a record type a DNS check asks for: A, AAAA, CNAME, "
             "MX, NS, TXT, SOA, SRV, CAA, PTR.",
+        ),
+        (
+            {"url": "icmp://127.0.0.1", "keyword": "x"},
+            "keyword",
+            "A ping sends ICMP echo requests, not an HTTP request: there is no "
+            "body to search.",
         ),
         (
             {"url": "ssh://127.0.0.1", "keyword": "x"},

@@ -279,3 +279,58 @@ def test_dns_checks_save(changes):
 )
 def test_dns_nonsense_is_a_field_error(changes, field, message):
     assert errors(**changes)[field] == [message]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("changes", "field", "message"),
+    [
+        (
+            {"url": "icmp://127.0.0.1", "keyword": "up"},
+            "keyword",
+            "A ping sends ICMP echo requests, not an HTTP request: there is no "
+            "body to search.",
+        ),
+        (
+            {"url": "icmp://127.0.0.1:80"},
+            "url",
+            "A ping is only icmp://host, with no port, path or query, e.g. "
+            "icmp://router.example.com.",
+        ),
+        (
+            {"url": "icmp://127.0.0.1", "ping_count": 11},
+            "ping_count",
+            "Ensure this value is less than or equal to 10.",
+        ),
+        (
+            {"url": "icmp://127.0.0.1", "ping_max_loss_percent": 101},
+            "ping_max_loss_percent",
+            "Ensure this value is less than or equal to 100.",
+        ),
+        (
+            {"ping_count": 5},
+            "ping_count",
+            "Only ping (ICMP) checks use this; this is an HTTP(S) check.",
+        ),
+        (
+            {"url": "icmp://127.0.0.1", "expected_reply": "x"},
+            "expected_reply",
+            "Only SSH and UDP checks use this; this is a ping (ICMP) check.",
+        ),
+    ],
+)
+def test_ping_nonsense_is_a_field_error(changes, field, message):
+    assert errors(**changes)[field] == [message]
+
+
+@pytest.mark.django_db
+def test_a_ping_saves_with_its_own_options():
+    form = ProjectForm(
+        data={
+            **VALID,
+            "url": "icmp://[::1]",
+            "ping_count": 5,
+            "ping_max_loss_percent": 20,
+        }
+    )
+    assert form.is_valid(), form.errors

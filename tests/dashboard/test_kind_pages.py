@@ -14,6 +14,11 @@ pytestmark = pytest.mark.django_db
 
 KINDS = [
     (
+        {"url": "icmp://127.0.0.1", "ping_count": 5},
+        "ping (ICMP) icmp://127.0.0.1",
+        "Up when: at least one of 5 pings is answered · the loss is at most 66 %",
+    ),
+    (
         {"url": "ssh://127.0.0.1:2222", "expected_reply": "OpenSSH"},
         "SSH ssh://127.0.0.1:2222",
         "Up when: the server sends an SSH- identification line · the line "

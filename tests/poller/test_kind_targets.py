@@ -85,3 +85,11 @@ def test_stored_settings_the_admin_would_refuse_become_the_polls_problem(
     assert loaded(answers).problem.startswith(
         "invalid expected answers: line 1, “not an address”, is not A record data"
     )
+
+
+def test_a_pings_count_and_loss_reach_the_target(make_project):
+    project = make_project(
+        url="icmp://127.0.0.1", ping_count=5, ping_max_loss_percent=20
+    )
+    target = loaded(project)
+    assert (target.ping_count, target.ping_max_loss_percent) == (5, 20)
