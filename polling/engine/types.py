@@ -159,6 +159,10 @@ class Outcome:
     # What the target said when it is not an error: a ping's body.
     message: str = ""
     deadline: DeadlineMove | None = None  # heartbeat projects only
+    # Ping checks: the replies' round trips (min, avg, max) in microseconds,
+    # and the share of echo requests lost.
+    rtt_us: tuple[int, int, int] | None = None
+    loss_percent: int | None = None
 
     @property
     def is_missed_ping(self) -> bool:

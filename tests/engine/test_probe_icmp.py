@@ -42,6 +42,9 @@ def test_a_host_that_answers_is_up_with_its_round_trips(handle, url):
     assert outcome.message.startswith("3 of 3 replies, round trip min/avg/max ")
     assert outcome.message.endswith(" ms, loss 0 %")
     assert outcome.response_time_ms is not None
+    low, average, high = outcome.rtt_us
+    assert 0 < low <= average <= high
+    assert outcome.loss_percent == 0
 
 
 def test_the_count_of_pings_is_the_projects(handle):
@@ -55,6 +58,7 @@ def test_a_host_whose_pings_are_dropped_is_down(handle):
         outcome = poll(handle, f"icmp://{DROPPED}", timeout_seconds=1)
     assert (outcome.up, outcome.error) == (False, "3 of 3 pings lost")
     assert outcome.message == "0 of 3 replies, loss 100 %"
+    assert (outcome.rtt_us, outcome.loss_percent) == (None, 100)
 
 
 @pytest.mark.skipif(bool(NO_FIREWALL), reason=NO_FIREWALL or "-")

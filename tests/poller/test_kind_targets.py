@@ -1,14 +1,18 @@
 """Each kind's options reach the poller's Target as the probe compares
-them (polling/store/targets.py), and stored values the admin would refuse
-become the poll's problem rather than a loading error."""
+them (polling/store/targets.py), stored values the admin would refuse
+become the poll's problem rather than a loading error, and what a kind
+measures beyond the response time is stored with its poll."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
-from polling.engine.types import HeaderAssertion
+from polling.engine.types import HeaderAssertion, Outcome
+from polling.store import DatabaseResultStore
 from polling.store.targets import load_targets
-from projects.models import Project
+from projects.models import PollResult, Project
 
 pytestmark = pytest.mark.django_db
 
@@ -93,3 +97,29 @@ def test_a_pings_count_and_loss_reach_the_target(make_project):
     )
     target = loaded(project)
     assert (target.ping_count, target.ping_max_loss_percent) == (5, 20)
+
+
+def test_a_pings_round_trips_and_loss_are_stored_with_the_poll(make_project):
+    project = make_project(url="icmp://127.0.0.1")
+    at = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
+    DatabaseResultStore().save(
+        [
+            Outcome(
+                project.pk,
+                True,
+                at,
+                at,
+                response_time_ms=1,
+                message="2 of 3 replies",
+                rtt_us=(310, 905, 1500),
+                loss_percent=33,
+            )
+        ]
+    )
+    stored = PollResult.objects.get(project=project)
+    assert (
+        stored.rtt_min_us,
+        stored.rtt_avg_us,
+        stored.rtt_max_us,
+        stored.loss_percent,
+    ) == (310, 905, 1500, 33)

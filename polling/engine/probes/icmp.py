@@ -64,6 +64,8 @@ def poll_steps(
         reason,
         response_time_ms=average_ms,
         message=summary(rtts),
+        rtt_us=_round_trips(rtts),
+        loss_percent=rtts.loss_percent,
     )
 
 
@@ -99,6 +101,13 @@ def summary(rtts: Rtts) -> str:
         f"{low / 1000:.3f}/{mean / 1000:.3f}/{high / 1000:.3f} ms, "
         f"loss {rtts.loss_percent} %"
     )
+
+
+def _round_trips(rtts: Rtts) -> tuple[int, int, int] | None:
+    trips = rtts.round_trips_us
+    if not trips:
+        return None
+    return trips[0], round(sum(trips) / len(trips)), trips[-1]
 
 
 def _average_ms(rtts: Rtts) -> int | None:
