@@ -55,6 +55,8 @@ def test_each_kind_shows_on_every_page(
     assert page.status_code == 200
     assert shown in page.content.decode()
     assert rules in page.content.decode()
+    measures = project.check_kind.measures
+    assert f"{measures[0].upper()}{measures[1:]}, last " in page.content.decode()
     assert overview.status_code == 200
     assert "odd one" in overview.content.decode()
     assert badge.status_code == 200
