@@ -9,6 +9,7 @@ import json
 import pytest
 
 from projects.forms.project import ProjectForm
+from projects.models import Project, Team
 
 VALID = {
     "name": "check",
@@ -334,3 +335,22 @@ def test_a_ping_saves_with_its_own_options():
         }
     )
     assert form.is_valid(), form.errors
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"url": "icmp://169.254.169.254"},
+        {"url": "udp://169.254.169.254:53", "udp_payload": "x"},
+        {"url": "ssh://[fe80::1]"},
+        {"url": "dns://169.254.169.254/example.com?type=A"},
+    ],
+)
+def test_a_blocked_address_is_refused_at_save_for_every_kind(settings, changes):
+    settings.POLL_BLOCKED_NETWORKS = ["169.254.0.0/16", "fe80::/10"]
+    guests = Team.objects.create(name="guests", slug="guests", trusted=False)
+    form = ProjectForm(data={**VALID, **changes}, instance=Project(team=guests))
+    assert not form.is_valid()
+    [message] = form.errors["url"]
+    assert "is in a blocked network" in message
