@@ -194,6 +194,17 @@ def test_a_resolver_in_a_blocked_network_is_never_asked(poll_mode, server):
     assert outcome.error == "127.0.0.1 is in a blocked network (POLL_BLOCKED_NETWORKS)"
 
 
+def test_a_resolver_named_by_its_host_name_is_looked_up_first(handle, server):
+    lookup.set_nameserver("127.0.0.1", server.port)
+    try:
+        outcome = poll(
+            handle, f"dns://loop.test.lan:{server.port}/www.test.lan?type=AAAA"
+        )
+    finally:
+        lookup.set_nameserver(None)
+    assert outcome.message == "NOERROR: 2001:db8::10"
+
+
 # Host names of SSH and UDP checks are looked up the same way -----------------
 
 

@@ -6,18 +6,22 @@ firewall."""
 
 from __future__ import annotations
 
+import queue
 from datetime import UTC, datetime
 
 import pytest
 
+from polling.engine.executor import Executor
+from polling.engine.handoff import TaskQueue
 from polling.engine.pinger import icmp_mode
+from polling.engine.probe import make_transfers, poll_steps
+from polling.engine.stats import PollStats
 from polling.engine.types import Outcome, Target, Task
 from tests.support import firewall
 from tests.support.executor_probe import open_handle, run_poll
 
 MODE = icmp_mode()
 pytestmark = pytest.mark.skipif("cannot ping" in MODE, reason=MODE)
-DROPPED = "127.0.0.77"
 NO_FIREWALL = firewall.unavailable()
 
 
@@ -26,6 +30,12 @@ def handle(poll_mode):
     handle = open_handle(poll_mode)
     yield handle
     handle.close()
+
+
+def dropped(poll_mode: str, number: int) -> str:
+    """An address of its own for each test and way of polling, so that
+    test workers running side by side never drop each other's pings."""
+    return f"127.0.77.{number * 2 + (poll_mode == 'on-executor')}"
 
 
 def poll(handle, url: str, **fields) -> Outcome:
@@ -53,20 +63,22 @@ def test_the_count_of_pings_is_the_projects(handle):
 
 
 @pytest.mark.skipif(bool(NO_FIREWALL), reason=NO_FIREWALL or "-")
-def test_a_host_whose_pings_are_dropped_is_down(handle):
-    with firewall.DroppedPings(DROPPED):
-        outcome = poll(handle, f"icmp://{DROPPED}", timeout_seconds=1)
+def test_a_host_whose_pings_are_dropped_is_down(handle, poll_mode):
+    address = dropped(poll_mode, 1)
+    with firewall.DroppedPings(address):
+        outcome = poll(handle, f"icmp://{address}", timeout_seconds=1)
     assert (outcome.up, outcome.error) == (False, "3 of 3 pings lost")
     assert outcome.message == "0 of 3 replies, loss 100 %"
     assert (outcome.rtt_us, outcome.loss_percent) == (None, 100)
 
 
 @pytest.mark.skipif(bool(NO_FIREWALL), reason=NO_FIREWALL or "-")
-def test_loss_above_the_limit_is_down(handle):
-    with firewall.DroppedPings(DROPPED, every_other=True):
+def test_loss_above_the_limit_is_down(handle, poll_mode):
+    address = dropped(poll_mode, 2)
+    with firewall.DroppedPings(address, every_other=True):
         outcome = poll(
             handle,
-            f"icmp://{DROPPED}",
+            f"icmp://{address}",
             ping_count=4,
             ping_max_loss_percent=25,
             timeout_seconds=1,
@@ -76,9 +88,10 @@ def test_loss_above_the_limit_is_down(handle):
 
 
 @pytest.mark.skipif(bool(NO_FIREWALL), reason=NO_FIREWALL or "-")
-def test_loss_within_the_limit_is_up(handle):
-    with firewall.DroppedPings(DROPPED, every_other=True):
-        outcome = poll(handle, f"icmp://{DROPPED}", ping_count=4, timeout_seconds=1)
+def test_loss_within_the_limit_is_up(handle, poll_mode):
+    address = dropped(poll_mode, 3)
+    with firewall.DroppedPings(address, every_other=True):
+        outcome = poll(handle, f"icmp://{address}", ping_count=4, timeout_seconds=1)
     assert (outcome.up, outcome.error) == (True, "")
     assert outcome.message.endswith("loss 50 %")
 
@@ -92,17 +105,33 @@ def test_a_blocked_address_is_never_pinged(poll_mode):
     assert outcome.error == "127.0.0.1 is in a blocked network (POLL_BLOCKED_NETWORKS)"
 
 
-def test_many_pings_at_once_share_the_workers_socket():
-    from tests.support.executor_probe import ExecutorProbe
+def test_the_poller_says_how_it_pings():
+    # These tests run as root here, or with ping_group_range open.
+    assert MODE in (
+        "ICMP checks use raw ICMP sockets",
+        "ICMP checks use datagram ICMP sockets",
+    )
 
-    probe = ExecutorProbe()
+
+def test_many_pings_at_once_share_the_workers_socket():
+    tasks, results = TaskQueue(100), queue.Queue()
+    executor = Executor(
+        tasks,
+        results,
+        limit=20,
+        poll=poll_steps,
+        make_transfers=make_transfers,
+        on_finished=lambda project_id, outcome: None,
+        stats=PollStats(),
+        max_threads=1,
+    )
+    executor.start()
     try:
-        outcomes = [
-            probe.probe(
-                Task(Target(project_id=n, url=f"icmp://127.0.0.{n}"), datetime.now(UTC))
-            )
-            for n in range(1, 4)
-        ]
+        for number in range(1, 21):
+            target = Target(project_id=number, url=f"icmp://127.0.0.{number}")
+            tasks.put(Task(target, datetime.now(UTC)))
+        outcomes = [results.get(timeout=30) for _ in range(20)]
     finally:
-        probe.close()
-    assert [o.up for o in outcomes] == [True, True, True]
+        executor.stop(timeout=10)
+    assert sorted(o.project_id for o in outcomes if o.up) == list(range(1, 21))
+    assert executor.threads_started == 1

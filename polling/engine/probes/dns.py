@@ -20,9 +20,9 @@ import dns.message
 import dns.rcode
 import dns.rdatatype
 
-from polling.engine.blocked import first_allowed
 from polling.engine.dns_query import DnsQuery
 from polling.engine.lookup import nameserver
+from polling.engine.probes.addressing import Unreachable, address_of
 from polling.engine.probes.outcomes import Trace, outcome
 from polling.engine.sockets import SocketFailed
 from polling.engine.transport import Transport
@@ -46,15 +46,14 @@ def poll_steps(
         resolver, port, name, rdtype = parse_url(target.url)
     except (BadUrl, ValueError, dns.rdatatype.UnknownRdatatype):
         return outcome(task, started_at, Trace(), None, f"invalid URL: {target.url}")
+    deadline = time.monotonic() + target.timeout_seconds
     if resolver is None:
         resolver, port = nameserver()
     else:
-        address, refused = first_allowed(
-            [resolver], handle.blocked_networks, trusted=target.trusted
-        )
-        if address is None:
-            return outcome(task, started_at, Trace(), None, refused)
-    deadline = time.monotonic() + target.timeout_seconds
+        try:
+            resolver = yield from address_of(handle, target, resolver, deadline)
+        except Unreachable as failed:
+            return outcome(task, started_at, Trace(), None, failed.reason)
     query = dns.message.make_query(name, rdtype, want_dnssec=target.dns_dnssec)
     if target.dns_dnssec:
         query.flags |= dns.flags.AD
