@@ -15,6 +15,8 @@ has such sockets.
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import select
 import time
 from collections.abc import Callable
@@ -59,12 +61,20 @@ class Transfers(Generic[Owner]):
         self._timer_at: float | None = None
         self._doorbell: Doorbell | None = None
         self.rung = False  # whether the last wait() was ended by the doorbell
+        # Exchanges on the poller's own sockets (sockets.py): each with its
+        # owner; the channels they wait on, by file descriptor; their
+        # deadlines, soonest first (lazy removal: an ended one is skipped).
+        self._socket_owners: dict[object, Owner] = {}
+        self._channels: dict[int, tuple[object, int]] = {}
+        self._deadlines: list[tuple[float, int, object]] = []
+        self._order = itertools.count()
+        self._ended_early: list[tuple[Owner, int, str]] = []
         self._multi = pycurl.CurlMulti()
         self._multi.setopt(pycurl.M_SOCKETFUNCTION, self._watch)
         self._multi.setopt(pycurl.M_TIMERFUNCTION, self._set_timer)
 
     def __len__(self) -> int:
-        return len(self._owners)
+        return len(self._owners) + len(self._socket_owners)
 
     def transport(self) -> Transport:
         """A transport not in use; give it back with release()."""
@@ -79,6 +89,9 @@ class Transfers(Generic[Owner]):
 
     def add(self, exchange: Exchange, owner: Owner) -> None:
         """Start an exchange; wait() returns `owner` when it ends."""
+        if exchange.curl is None:
+            self._add_socket_exchange(exchange, owner)
+            return
         self._multi.add_handle(exchange.curl)
         self._owners[exchange.curl] = owner
 
@@ -94,24 +107,37 @@ class Transfers(Generic[Owner]):
         if self._timer_at is not None:
             left = max(self._timer_at - self._clock(), 0.0)
             timeout = left if timeout is None else min(timeout, left)
+        if self._deadlines:
+            left = max(self._deadlines[0][0] - self._clock(), 0.0)
+            timeout = left if timeout is None else min(timeout, left)
+        if self._ended_early:
+            timeout = 0.0
         action = self._multi.socket_action
         doorbell = self._doorbell
         self.rung = False
+        ended, self._ended_early = self._ended_early, []
         for fd, mask in self._epoll.poll(-1 if timeout is None else timeout):
             if doorbell is not None and fd == doorbell.fileno():
                 doorbell.clear()
                 self.rung = True
                 continue
+            if fd in self._channels:
+                self._channel_ready(fd, mask, ended)
+                continue
             action(fd, _curl_mask(mask))
         if self._timer_at is not None and self._clock() >= self._timer_at:
             self._timer_at = None
             action(pycurl.SOCKET_TIMEOUT, 0)
-        return self._ended()
+        self._expire(ended)
+        ended.extend(self._ended())
+        return ended
 
     def close(self) -> list[Owner]:
         """Abandon the exchanges in flight and close every handle; returns
         the owners of the exchanges abandoned."""
-        abandoned = list(self._owners.values())
+        abandoned = list(self._owners.values()) + list(self._socket_owners.values())
+        for exchange in list(self._socket_owners):
+            self._end_socket_exchange(exchange)
         for curl in list(self._owners):
             self._multi.remove_handle(curl)
         self._owners.clear()
@@ -120,6 +146,63 @@ class Transfers(Generic[Owner]):
         self._multi.close()
         self._epoll.close()
         return abandoned
+
+    # Exchanges on the poller's own sockets ----------------------------------
+
+    def _add_socket_exchange(self, exchange, owner: Owner) -> None:
+        self._socket_owners[exchange] = owner
+        if exchange.done:
+            self._ended_early.append(self._end_socket_exchange(exchange))
+            return
+        heapq.heappush(
+            self._deadlines, (exchange.deadline, next(self._order), exchange)
+        )
+        channel = exchange.channel
+        if channel is not None:
+            self._watch_channel(channel)
+
+    def _watch_channel(self, channel) -> None:
+        fd = channel.fileno()
+        events = channel.events
+        watched = self._channels.get(fd)
+        if watched is None:
+            self._epoll.register(fd, events)
+        elif watched[1] != events:
+            self._epoll.modify(fd, events)
+        self._channels[fd] = (channel, events)
+
+    def _channel_ready(self, fd: int, mask: int, ended: list) -> None:
+        channel = self._channels[fd][0]
+        for exchange in channel.channel_ready(mask):
+            if exchange in self._socket_owners:
+                ended.append(self._end_socket_exchange(exchange))
+        if fd in self._channels:
+            self._watch_channel(channel)
+
+    def _expire(self, ended: list) -> None:
+        now = self._clock()
+        deadlines = self._deadlines
+        while deadlines and deadlines[0][0] <= now:
+            exchange = heapq.heappop(deadlines)[2]
+            if exchange in self._socket_owners:
+                exchange.expire()
+                if exchange.done:
+                    ended.append(self._end_socket_exchange(exchange))
+                else:  # it asked to be woken again
+                    heapq.heappush(
+                        deadlines, (exchange.deadline, next(self._order), exchange)
+                    )
+
+    def _end_socket_exchange(self, exchange) -> tuple[Owner, int, str]:
+        owner = self._socket_owners.pop(exchange)
+        channel = exchange.channel
+        if channel is not None and not channel.shared:
+            fd = channel.fileno()
+            if self._channels.pop(fd, None) is not None:
+                with contextlib.suppress(OSError):
+                    self._epoll.unregister(fd)
+            exchange.close()
+        return owner, 0, ""
 
     def _ended(self) -> list[tuple[Owner, int, str]]:
         ended = []

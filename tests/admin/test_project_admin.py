@@ -70,12 +70,14 @@ def test_it_adds_a_project(admin_client):
         (
             "url",
             "file:///etc/passwd",
-            "Only http://, https:// and tcp:// URLs can be polled",
+            "Only http://, https://, tcp://, ssh://, udp://, dns:// and icmp:// "
+            "URLs can be polled",
         ),
         (
             "url",
             "ftp://example.com",
-            "Only http://, https:// and tcp:// URLs can be polled",
+            "Only http://, https://, tcp://, ssh://, udp://, dns:// and icmp:// "
+            "URLs can be polled",
         ),
         ("url", "not a url", "A URL cannot contain spaces"),
         ("interval", "0", "greater than or equal to 1"),

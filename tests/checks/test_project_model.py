@@ -44,11 +44,13 @@ def test_a_valid_form_saves_a_project():
     [
         (
             "file:///etc/passwd",
-            "Only http://, https:// and tcp:// URLs can be polled, not file:",
+            "Only http://, https://, tcp://, ssh://, udp://, dns:// and icmp:// URLs "
+            "can be polled, not file:",
         ),
         (
             "ftp://example.com",
-            "Only http://, https:// and tcp:// URLs can be polled, not ftp:",
+            "Only http://, https://, tcp://, ssh://, udp://, dns:// and icmp:// URLs "
+            "can be polled, not ftp:",
         ),
         ("javascript:alert(1)", "not javascript:"),
         ("not a url", "cannot contain spaces"),

@@ -16,14 +16,14 @@ from collections.abc import Callable, Generator
 from datetime import datetime
 from typing import Any
 
-from polling.engine.probes import http, tcp
+from polling.engine.probes import dns, http, icmp, ssh, tcp, udp
 from polling.engine.transport import Exchange, Transport
 from polling.engine.types import Outcome, Task
 
 PollSteps = Generator[Exchange, Any, Outcome]
 Probe = Callable[[Transport, Task, datetime], PollSteps]
 
-KIND_MODULES = (http, tcp)
+KIND_MODULES = (http, tcp, ssh, udp, dns, icmp)
 PROBES: dict[str, Probe] = {
     scheme: module.poll_steps for module in KIND_MODULES for scheme in module.SCHEMES
 }

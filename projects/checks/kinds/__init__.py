@@ -19,14 +19,24 @@ have no URL, so no scheme chooses them.
 
 from __future__ import annotations
 
-from projects.checks.kinds import http, tcp
+from projects.checks.kinds import dns, http, icmp, ssh, tcp, udp
 from projects.checks.kinds.kind import CheckKind
 
-KIND_MODULES = (http, tcp)
+KIND_MODULES = (http, tcp, ssh, udp, dns, icmp)
 KINDS: tuple[CheckKind, ...] = tuple(module.KIND for module in KIND_MODULES)
 BY_SCHEME: dict[str, CheckKind] = {
     scheme: kind for kind in KINDS for scheme in kind.schemes
 }
+
+
+# Every field some kind uses as its own (CheckKind.options).
+KIND_OPTIONS: tuple[str, ...] = tuple(
+    dict.fromkeys(name for kind in KINDS for name in kind.options)
+)
+
+
+def kinds_using(name: str) -> list[CheckKind]:
+    return [kind for kind in KINDS if name in kind.options]
 
 
 def kind_of(url: str) -> CheckKind | None:
