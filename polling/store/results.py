@@ -30,6 +30,7 @@ from projects.incidents.batch_writes import (
     upsert_rows,
 )
 from projects.incidents.certificates import Sighting, record_certificates
+from projects.incidents.degradation import record_degradations
 from projects.incidents.machine import Poll
 from projects.incidents.recorder import record_incidents
 from projects.incidents.region_rows import lock_with_facts
@@ -179,6 +180,7 @@ def _save(
         if poll_cursor.rowcount < len(outcomes):
             raise _StoredBefore
     record_incidents(effects, at=max(o.started_at for o in outcomes))
+    record_degradations(polls, in_maintenance)
     record_certificates(_sightings(outcomes))
     return len(outcomes)
 

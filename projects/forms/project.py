@@ -61,6 +61,7 @@ class ProjectForm(TeamValidatedForm):
             "json_operator",
             "json_expected",
             "max_response_time_ms",
+            "degraded_after_ms",
             "tls_expiry_warning_days",
             "interval",
             "interval_unit",
