@@ -13,6 +13,7 @@ from projects.models.notifications import (
     Notification,
     NotificationChannel,
 )
+from projects.models.objectives import ObjectiveAlert, ServiceLevelObjective
 from projects.models.ping_counts import PingCount
 from projects.models.pollers import MonitorOutage, PollerNode, ShardLease
 from projects.models.project import (
@@ -72,6 +73,7 @@ __all__ = [
     "MonitorOutage",
     "Notification",
     "NotificationChannel",
+    "ObjectiveAlert",
     "PingCount",
     "PollResult",
     "PollResultRow",
@@ -80,6 +82,7 @@ __all__ = [
     "ProjectRegionState",
     "Region",
     "Role",
+    "ServiceLevelObjective",
     "ShardLease",
     "Status",
     "StatusPage",

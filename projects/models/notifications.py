@@ -90,6 +90,8 @@ class Notification(models.Model):
         MONITOR_REACHABLE = "monitor.reachable", "Monitor reaches targets again"
         POLLER_SILENT = "poller.silent", "Poller silent"
         POLLER_BACK = "poller.back", "Poller back"
+        OBJECTIVE_BURNING = "objective.burning", "Error budget burning"
+        OBJECTIVE_CALM = "objective.calm", "Error budget burn over"
 
     class State(models.TextChoices):
         PENDING = "pending", "Pending"

@@ -34,6 +34,12 @@ CERTIFICATE_TITLES = {
     "incident.resolved": "Certificate renewed: {name}",
     "incident.reminder": "Certificate still expiring: {name}",
 }
+DEGRADED_TITLES = {
+    "incident.opened": "Degraded performance: {name}",
+    "incident.resolved": "Fast again: {name}",
+    "incident.reminder": "Still degraded: {name}",
+}
+# Objectives (projects/objectives/alerts.py) name themselves in "title".
 DIGEST_TITLES = {
     "incident.opened": "{count} projects down",
     "incident.resolved": "{count} projects up again",
@@ -92,8 +98,11 @@ def title(payload: dict) -> str:
         return template.format(count=digest.get("count", 0))
     name = (payload.get("project") or {}).get("name", "")
     titles = TITLES
-    if (payload.get("incident") or {}).get("kind") == "certificate":
+    kind = (payload.get("incident") or {}).get("kind")
+    if kind == "certificate":
         titles = {**TITLES, **CERTIFICATE_TITLES}
+    elif kind == "degraded":
+        titles = {**TITLES, **DEGRADED_TITLES}
     return titles.get(event, event or "Notification").format(name=name)
 
 
