@@ -1,9 +1,11 @@
 from django.urls import path
 
-from projects.dashboard import views
+from projects.dashboard import objectives, views
 
 app_name = "dashboard"
 urlpatterns = [
     path("", views.overview, name="overview"),
     path("projects/<int:pk>/", views.project_detail, name="project"),
+    path("objectives/", objectives.objective_list, name="objectives"),
+    path("objectives/<int:pk>/", objectives.objective_detail, name="objective"),
 ]
