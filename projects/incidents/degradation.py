@@ -22,6 +22,8 @@ stores the polls, with its notifications queued in the outbox there too:
 a poller that restarts, or a batch saved again, cannot tell anyone twice.
 Only channels with `notify_degraded` on are told of a start; those told
 hear of its end. The project's `degraded_since` is what the pages read.
+A project whose limit is taken away while degraded ends its episode at
+its next poll.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db.models import Q
 from django.utils import timezone
 
 from projects.incidents.machine import Poll
@@ -86,7 +89,10 @@ def record_degradations(
     transaction, after the project rows were locked."""
     ids = {poll.project_id for poll in polls}
     projects = (
-        Project.objects.filter(pk__in=ids, degraded_after_ms__isnull=False)
+        Project.objects.filter(
+            Q(degraded_after_ms__isnull=False) | Q(degraded_since__isnull=False),
+            pk__in=ids,
+        )
         .only(
             "id",
             "name",
@@ -108,6 +114,13 @@ def record_degradations(
     for poll in sorted(polls, key=lambda p: p.at):
         project = projects.get(poll.project_id)
         if project is None:
+            continue
+        if project.degraded_after_ms is None:
+            # Its limit was taken away while degraded: the episode ends.
+            project.slow_streak = project.fast_streak = 0
+            if project.degraded_since is not None:
+                project.degraded_since = None
+                ended[project.pk] = poll.at
             continue
         streaks, change = step(
             Streaks(

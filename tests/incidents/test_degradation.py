@@ -149,3 +149,17 @@ def test_a_project_without_a_limit_is_never_degraded(make_project):
     project.refresh_from_db()
     assert project.degraded_since is None
     assert not Incident.objects.exists()
+
+
+@pytest.mark.django_db
+def test_taking_the_limit_away_ends_the_episode_at_the_next_poll(slow_project):
+    project, opted_in, _ = slow_project
+    store = DatabaseResultStore()
+    save(store, project, [900, 900, 900], 0)
+    Project.objects.filter(pk=project.pk).update(degraded_after_ms=None)
+
+    save(store, project, [900], 3)
+
+    project.refresh_from_db()
+    assert project.degraded_since is None
+    assert queued_events(channel=opted_in) == ["incident.opened", "incident.resolved"]
