@@ -38,22 +38,39 @@ class RangeSums:
         return histogram.percentiles(self.histogram)
 
 
-def range_sums(project_ids: list[int], start: datetime) -> dict[int, RangeSums]:
-    """Each project's sums from `start` to now (every project of
-    `project_ids` has an entry). Polls of the leading part-hour count
-    without their maintenance split: it is at most an hour."""
+def range_sums(
+    project_ids: list[int], start: datetime, end: datetime | None = None
+) -> dict[int, RangeSums]:
+    """Each project's sums from `start` to `end` (now when None; every
+    project of `project_ids` has an entry). Polls of the raw part-hours
+    count without their maintenance split: at most an hour at each end."""
     sums = {pk: RangeSums() for pk in project_ids}
     first_hour = _ceil(start, _HOUR)
+    last_hour = None if end is None else max(rollup_hour(end), first_hour)
     boundary = _daily_until()
     hours = Q(hour__gte=first_hour)
+    if last_hour is not None:
+        hours &= Q(hour__lt=last_hour)
     if boundary is not None:
-        hours &= Q(hour__lt=_ceil(start, _DAY)) | Q(hour__gte=boundary)
-        days = Q(day__gte=_ceil(start, _DAY).date(), day__lt=boundary.date())
+        # The days in between are read whole; after the last whole day
+        # (or from the boundary on) hours again.
+        days_end = boundary if end is None else min(boundary, _floor_day(end))
+        hours &= (
+            Q(hour__lt=_ceil(start, _DAY))
+            | Q(hour__gte=boundary)
+            | Q(hour__gte=days_end)
+        )
+        days = Q(day__gte=_ceil(start, _DAY).date(), day__lt=days_end.date())
         _add_rollups(sums, DailyRollup.objects.filter(days), project_ids)
     _add_rollups(sums, HourlyRollup.objects.filter(hours), project_ids)
-    leading = PollResult.objects.filter(
-        project_id__in=project_ids, polled_at__gte=start, polled_at__lt=first_hour
-    ).values_list("project_id", "status", "response_time_ms")
+    raw = Q(polled_at__gte=start, polled_at__lt=first_hour)
+    if end is not None:
+        raw = Q(polled_at__gte=start, polled_at__lt=min(first_hour, end)) | Q(
+            polled_at__gte=last_hour, polled_at__lt=end
+        )
+    leading = PollResult.objects.filter(raw, project_id__in=project_ids).values_list(
+        "project_id", "status", "response_time_ms"
+    )
     for project_id, status, ms in leading:
         row = sums[project_id]
         row.polls += 1
@@ -84,6 +101,10 @@ def _add_rollups(sums: dict[int, RangeSums], rows, project_ids: list[int]) -> No
 def _daily_until() -> datetime | None:
     newest = DailyRollup.objects.aggregate(newest=Max("day"))["newest"]
     return None if newest is None else utc_midnight(newest + _DAY)
+
+
+def _floor_day(moment: datetime) -> datetime:
+    return utc_midnight(rollup_hour(moment).date())
 
 
 def _ceil(moment: datetime, step: timedelta) -> datetime:

@@ -51,11 +51,15 @@ def project_ids(objective: ServiceLevelObjective) -> list[int]:
 
 
 def counts_since(
-    objective: ServiceLevelObjective, ids: list[int], start: datetime
+    objective: ServiceLevelObjective,
+    ids: list[int],
+    start: datetime,
+    end: datetime | None = None,
 ) -> Counts:
-    """The objective's good and counted polls from `start` to now."""
+    """The objective's good and counted polls from `start` to `end` (now
+    when None)."""
     good = total = 0
-    for sums in range_sums(ids, start).values():
+    for sums in range_sums(ids, start, end).values():
         g, t = _good_and_total(objective, sums)
         good, total = good + g, total + t
     return Counts(good, total)

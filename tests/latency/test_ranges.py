@@ -109,3 +109,30 @@ def test_a_project_without_responses_has_no_percentiles(make_project):
 
     assert found.polls == 1
     assert found.percentiles()["p95_ms"] is None
+
+
+@pytest.mark.parametrize(
+    ("from_hours", "to_hours"),
+    [(0, 48), (1.3, 47.6), (12, 36), (13.2, 13.9), (5.5, 30.25), (30, 40)],
+)
+def test_a_range_with_an_end_counts_only_the_polls_before_it(
+    make_project, from_hours, to_hours
+):
+    project = make_project()
+    seed_polls(project.pk, hours=48)
+    compact_day(T0.date())
+    compact_day(T0.date() + timedelta(days=1))
+    start = T0 + timedelta(hours=from_hours)
+    end = T0 + timedelta(hours=to_hours)
+
+    found = range_sums([project.pk], start, end)[project.pk]
+
+    polls = PollResult.objects.filter(
+        project=project, polled_at__gte=start, polled_at__lt=end
+    )
+    assert found.polls == polls.count()
+    assert found.failures == polls.filter(status="down").count()
+    times = polls.exclude(response_time_ms=None).values_list(
+        "response_time_ms", flat=True
+    )
+    assert sum(found.histogram.values()) == len(times)
