@@ -1,6 +1,6 @@
 from django.urls import path
 
-from projects.dashboard import objectives, views
+from projects.dashboard import objectives, reports, views
 
 app_name = "dashboard"
 urlpatterns = [
@@ -8,4 +8,5 @@ urlpatterns = [
     path("projects/<int:pk>/", views.project_detail, name="project"),
     path("objectives/", objectives.objective_list, name="objectives"),
     path("objectives/<int:pk>/", objectives.objective_detail, name="objective"),
+    path("reports/", reports.report, name="report"),
 ]
