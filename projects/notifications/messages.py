@@ -126,17 +126,19 @@ def project_context(project: dict) -> dict:
     return {**project, "url": redact_url(str(project["url"] or ""))}
 
 
+# (since, error) labels of an incident's kind.
+DOWNTIME_LABELS = ("Down since", "First error")
+LABELS = {"certificate": ("Warned", "Warning"), "degraded": ("Slow since", "Limit")}
+
+
 def incident_context(incident: dict) -> dict:
     seconds = incident.get("duration_seconds")
+    since_label, error_label = LABELS.get(incident.get("kind"), DOWNTIME_LABELS)
     return {
         **incident,
         "started": _parsed(incident.get("started_at")),
-        "since_label": "Warned"
-        if incident.get("kind") == "certificate"
-        else "Down since",
-        "error_label": "Warning"
-        if incident.get("kind") == "certificate"
-        else "First error",
+        "since_label": since_label,
+        "error_label": error_label,
         "resolved": _parsed(incident.get("resolved_at")),
         "duration": None if seconds is None else duration_text(seconds),
     }
