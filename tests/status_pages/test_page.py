@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from projects.models import Incident, Project, StatusPage, StatusUpdate
+from projects.models import Project, StatusPage, StatusUpdate
 from projects.status_pages import version
 from tests.support.status_pages import build_page
 
@@ -375,26 +375,3 @@ def test_an_incident_of_a_project_added_after_the_page_read_its_projects_waits()
     )
 
     assert found.open == []
-
-
-def test_a_slow_project_shows_degraded_performance_on_the_page_and_banner(client):
-    built = build_page(projects=3, sections=1, days=2, with_incident=False)
-    Project.objects.filter(pk=built.down.pk).update(state=Project.State.UP)
-    Project.objects.filter(pk=built.projects[0].pk).update(
-        degraded_since=timezone.now()
-    )
-    # The writer opens an incident with each episode: the page's version moves.
-    Incident.objects.create(
-        project=built.projects[0],
-        kind=Incident.Kind.DEGRADED,
-        started_at=timezone.now(),
-        confirmed_at=timezone.now(),
-    )
-
-    html = client.get("/status/acme/").content.decode()
-
-    assert html.count("Degraded performance") >= 2  # the banner and the row
-    assert "Partial outage" not in html
-
-    badge = client.get("/status/acme/badge.svg").content.decode()
-    assert "degraded performance" in badge
