@@ -123,6 +123,13 @@ SCHEDULES: list[ScheduledJob] = [
         schedule_type=Schedule.MINUTES,
         minutes=1,
     ),
+    # Burn-rate alerts: the shortest window is 5 minutes.
+    ScheduledJob(
+        name="evaluate objectives",
+        func="projects.objectives.alerts.evaluate_objectives",
+        schedule_type=Schedule.MINUTES,
+        minutes=1,
+    ),
     # Hourly, so each run deletes about an hour of polls.
     ScheduledJob(
         "prune_results",

@@ -4,12 +4,14 @@ lease fence when several pollers share the projects."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
 
 from django.db import (
+    connection,
     transaction,
 )
 from django.db.models import NOT_PROVIDED
@@ -28,11 +30,14 @@ from projects.incidents.batch_writes import (
     upsert_rows,
 )
 from projects.incidents.certificates import Sighting, record_certificates
+from projects.incidents.degradation import record_degradations
 from projects.incidents.machine import Poll
 from projects.incidents.recorder import record_incidents
 from projects.incidents.region_rows import lock_with_facts
 from projects.incidents.regions import RegionView, as_verdicts, save_region_states
 from projects.incidents.states import lock_projects, maintenance_test, save_states
+from projects.latency import histogram
+from projects.latency.histogram import bucket
 from projects.models import (
     DEFAULT_REGION_ID,
     MAX_ERROR_MESSAGE_LENGTH,
@@ -175,6 +180,7 @@ def _save(
         if poll_cursor.rowcount < len(outcomes):
             raise _StoredBefore
     record_incidents(effects, at=max(o.started_at for o in outcomes))
+    record_degradations(polls, in_maintenance)
     record_certificates(_sightings(outcomes))
     return len(outcomes)
 
@@ -295,6 +301,7 @@ ROLLUP_FIELDS = (
     "response_time_max_ms",
     "maintenance_polls",
     "maintenance_failures",
+    "histogram",
 )
 ROLLUP_ADDITIONS = {
     "polls": "{old} + {new}",
@@ -312,13 +319,14 @@ ROLLUP_ADDITIONS = {
 def _add_to_rollups(
     cursor, polls: Sequence[Poll], in_maintenance: Callable[[Poll], bool]
 ) -> None:
+    vendor = connection.vendor
     upsert_rows(
         cursor,
         HourlyRollup,
         ROLLUP_FIELDS,
-        _rollup_rows(polls, in_maintenance),
+        _rollup_rows(polls, in_maintenance, as_text=vendor != "postgresql"),
         conflict=("project", "hour"),
-        updates=ROLLUP_ADDITIONS,
+        updates={**ROLLUP_ADDITIONS, "histogram": histogram.addition_sql(vendor)},
     )
 
 
@@ -326,9 +334,10 @@ _HOUR = timedelta(hours=1)
 
 
 def _rollup_rows(
-    polls: Sequence[Poll], in_maintenance: Callable[[Poll], bool]
+    polls: Sequence[Poll], in_maintenance: Callable[[Poll], bool], *, as_text: bool
 ) -> list[tuple]:
-    """The batch summed per (project, hour), in ROLLUP_FIELDS' order."""
+    """The batch summed per (project, hour), in ROLLUP_FIELDS' order; the
+    histogram as a dict (in PostgreSQL's JSON rows) or as JSON text."""
     sums: dict[tuple[int, datetime], list] = {}
     hour = next_hour = None
     for poll in polls:
@@ -339,17 +348,22 @@ def _rollup_rows(
             next_hour = hour + _HOUR
         row = sums.get((poll.project_id, hour))
         if row is None:
-            row = sums[poll.project_id, hour] = [0, 0, 0, 0, None, 0, 0]
+            row = sums[poll.project_id, hour] = [0, 0, 0, 0, None, 0, 0, {}]
         row[0] += 1
         row[1] += 0 if poll.up else 1
         if poll.response_time_ms is not None:
             row[2] += 1
             row[3] += poll.response_time_ms
             row[4] = max(row[4] or 0, poll.response_time_ms)
+            key = bucket(poll.response_time_ms)
+            row[7][key] = row[7].get(key, 0) + 1
         if in_maintenance(poll):
             row[5] += 1
             row[6] += 0 if poll.up else 1
     adapt = datetime_adapter()
+    if as_text:
+        for row in sums.values():
+            row[7] = json.dumps(row[7])
     # In key order, so concurrent writers meet the rows in the same order.
     return [
         (project_id, adapt(hour), *sums[project_id, hour])

@@ -12,6 +12,7 @@ from projects.admin import (  # noqa: F401 - each module registers its admins
     api_keys,
     maintenance,
     notifications,
+    objectives,
     project,
     status_pages,
     tasks,

@@ -54,7 +54,10 @@ class NotificationChannelAdmin(TeamScopedAdmin):
     fieldsets = [
         (None, {"fields": ["name", "kind", "enabled", "is_default"]}),
         ("Destination", {"fields": ["destination", "url", "secret"]}),
-        ("What to send", {"fields": ["send_resolved", "reminder_minutes"]}),
+        (
+            "What to send",
+            {"fields": ["send_resolved", "notify_degraded", "reminder_minutes"]},
+        ),
         ("Health", {"fields": ["health", "failing_since", "last_error"]}),
     ]
 

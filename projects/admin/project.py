@@ -190,6 +190,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
                 "fields": [
                     "failure_threshold",
                     "recovery_threshold",
+                    "degraded_after_ms",
                     "tls_expiry_warning_days",
                     "channels",
                 ]

@@ -6,7 +6,9 @@ from django.urls import path
 from projects.api.views.catalog import MaintenanceWindowViewSet, TagViewSet
 from projects.api.views.channels import ChannelViewSet
 from projects.api.views.incidents import IncidentViewSet
+from projects.api.views.objectives import ObjectiveViewSet
 from projects.api.views.projects import ProjectByNameView, ProjectViewSet
+from projects.api.views.reports import ReportView
 from projects.api.views.results import ResultList, UptimeView
 from projects.api.views.status import monitor_status
 
@@ -20,6 +22,7 @@ router.register(
     "maintenance-windows", MaintenanceWindowViewSet, basename="maintenance-window"
 )
 router.register("tags", TagViewSet, basename="tag")
+router.register("objectives", ObjectiveViewSet, basename="objective")
 
 urlpatterns = [
     # Before the router's projects/{id}/, which would not match it anyway.
@@ -32,6 +35,7 @@ urlpatterns = [
     ),
     path("projects/<int:pk>/results/", ResultList.as_view(), name="project-results"),
     path("projects/<int:pk>/uptime/", UptimeView.as_view(), name="project-uptime"),
+    path("reports/", ReportView.as_view(), name="reports"),
     path("status/", monitor_status, name="status"),
     path(
         "schema/",

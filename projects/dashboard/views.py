@@ -50,6 +50,7 @@ from projects.dashboard.queries.response_times import (
     response_time_buckets,
 )
 from projects.dashboard.queries.uptime import Uptime, maintenance_for, uptime_by_project
+from projects.latency.ranges import range_sums
 from projects.maintenance.schedule import MaintenanceSchedule
 from projects.models import PollResult, Project, Status
 from projects.teams.scoping import current_team, for_team
@@ -134,6 +135,7 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "range": time_range,
         "ranges": RANGES.values(),
         "uptimes": [(r, uptimes[r.key]) for r in RANGES.values()],
+        "percentiles": range_sums([pk], since)[pk].percentiles(),
         "buckets": buckets,
         "region_series": region_series,
         "outages": recent_outages(pk, since=since),

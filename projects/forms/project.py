@@ -89,6 +89,7 @@ class ProjectForm(TeamValidatedForm):
             "dns_answer_match",
             "dns_require_dnssec",
             "max_response_time_ms",
+            "degraded_after_ms",
             "tls_expiry_warning_days",
             "interval",
             "interval_unit",

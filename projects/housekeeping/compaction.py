@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from projects.housekeeping.chunks import Deleted, Pacer, delete_older_than
 from projects.housekeeping.rollups import insert_select
+from projects.latency import histogram
 from projects.models import DailyRollup, HourlyRollup
 from projects.models.results import utc_midnight
 
@@ -118,7 +119,23 @@ def compact_day(day: date) -> int:
     )
     with transaction.atomic():
         DailyRollup.objects.filter(day=day).delete()
-        return insert_select(DailyRollup, sums)
+        written = insert_select(DailyRollup, sums)
+        _sum_histograms(day, start)
+        return written
+
+
+def _sum_histograms(day: date, start: datetime) -> None:
+    """Each daily rollup's histogram: its hours' histograms added up."""
+    totals: dict[int, dict[str, int]] = {}
+    hours = HourlyRollup.objects.filter(hour__gte=start, hour__lt=start + DAY)
+    for project_id, counts in hours.values_list("project_id", "histogram"):
+        histogram.add(totals.setdefault(project_id, {}), counts)
+    days = DailyRollup.objects.filter(day=day, project_id__in=list(totals))
+    changed = []
+    for row in days.only("pk", "project_id"):
+        row.histogram = totals[row.project_id]
+        changed.append(row)
+    DailyRollup.objects.bulk_update(changed, ["histogram"], batch_size=500)
 
 
 def _hourly_horizon(today: date) -> date:

@@ -14,6 +14,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Max, Min, Model, Q, QuerySet, Sum, Value
 from django.db.models.functions import Coalesce, TruncHour
 
+from projects.latency import histogram
 from projects.maintenance.schedule import MaintenanceSchedule
 from projects.models import HourlyRollup, PollResult, Status
 from projects.models.results import rollup_hour
@@ -42,7 +43,30 @@ def rebuild_rollups(
         rollups = rollups.filter(hour__gte=start)
     with transaction.atomic():
         rollups.delete()
-        return insert_select(HourlyRollup, hourly_sums(results, _maintenance(results)))
+        written = insert_select(
+            HourlyRollup, hourly_sums(results, _maintenance(results))
+        )
+        _fill_histograms(results, rollups)
+        return written
+
+
+def _fill_histograms(results: QuerySet[PollResult], rollups: QuerySet) -> None:
+    """Set each rebuilt rollup's histogram from its hour's response times
+    (the ORM has no aggregate for it; a repair, not the writer's path)."""
+    counts: dict[tuple[int, datetime], dict[str, int]] = {}
+    times = results.filter(response_time_ms__isnull=False).values_list(
+        "project_id", "polled_at", "response_time_ms"
+    )
+    for project_id, polled_at, ms in times.iterator(chunk_size=5000):
+        hour_counts = counts.setdefault((project_id, rollup_hour(polled_at)), {})
+        histogram.add(hour_counts, {histogram.bucket(ms): 1})
+    changed = []
+    for row in rollups.only("pk", "project_id", "hour"):
+        found = counts.get((row.project_id, rollup_hour(row.hour)))
+        if found:
+            row.histogram = found
+            changed.append(row)
+    HourlyRollup.objects.bulk_update(changed, ["histogram"], batch_size=500)
 
 
 def _maintenance(results: QuerySet[PollResult]) -> Q | None:

@@ -15,6 +15,7 @@ from projects.models.notifications import (
     Notification,
     NotificationChannel,
 )
+from projects.models.objectives import ObjectiveAlert, ServiceLevelObjective
 from projects.models.ping_counts import PingCount
 from projects.models.pollers import MonitorOutage, PollerNode, ShardLease
 from projects.models.project import (
@@ -76,6 +77,7 @@ __all__ = [
     "MonitorOutage",
     "Notification",
     "NotificationChannel",
+    "ObjectiveAlert",
     "PingCount",
     "PollResult",
     "PollResultRow",
@@ -84,6 +86,7 @@ __all__ = [
     "ProjectRegionState",
     "Region",
     "Role",
+    "ServiceLevelObjective",
     "ShardLease",
     "Status",
     "StatusPage",

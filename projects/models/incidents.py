@@ -18,6 +18,7 @@ class Incident(models.Model):
     class Kind(models.TextChoices):
         DOWNTIME = "downtime", "Downtime"
         CERTIFICATE = "certificate", "Certificate expiring"
+        DEGRADED = "degraded", "Degraded performance"
         # Written by people (status pages), not opened by the writer.
         MANUAL = "manual", "Manual"
 

@@ -35,6 +35,12 @@ class NotificationChannel(NamedInTeam):
         default=False, help_text="Attached to new projects."
     )
     send_resolved = models.BooleanField(default=True)
+    notify_degraded = models.BooleanField(
+        "tell of degradations",
+        default=False,
+        help_text="Also send when a project is up but slower than its "
+        "degraded limit, and when it is fast again.",
+    )
     reminder_minutes = models.PositiveIntegerField(
         default=0,
         help_text="Re-notify this often while an incident is open and not "
@@ -84,6 +90,8 @@ class Notification(models.Model):
         MONITOR_REACHABLE = "monitor.reachable", "Monitor reaches targets again"
         POLLER_SILENT = "poller.silent", "Poller silent"
         POLLER_BACK = "poller.back", "Poller back"
+        OBJECTIVE_BURNING = "objective.burning", "Error budget burning"
+        OBJECTIVE_CALM = "objective.calm", "Error budget burn over"
 
     class State(models.TextChoices):
         PENDING = "pending", "Pending"

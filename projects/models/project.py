@@ -319,6 +319,14 @@ class Project(LockedDelete, NamedInTeam):
         validators=[MinValueValidator(1), MaxValueValidator(MAX_THRESHOLD)],
         help_text="Consecutive successful polls that end an outage.",
     )
+    degraded_after_ms = models.PositiveIntegerField(
+        "degraded after (ms)",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Up but slow: degraded when each of its last polls (as many "
+        "as the failure threshold) took longer than this; empty: never.",
+    )
     channels = models.ManyToManyField(
         "projects.NotificationChannel",
         blank=True,
@@ -372,6 +380,12 @@ class Project(LockedDelete, NamedInTeam):
     # kept by the writer in the transaction that stores the polls.
     state = models.CharField(max_length=7, choices=State, blank=True, editable=False)
     consecutive_successes = models.PositiveIntegerField(default=0, editable=False)
+    # The degraded rule's memory (projects/incidents/degradation.py), kept
+    # by the writer: consecutive slow and fast polls, and since when the
+    # project is degraded (null: it is not).
+    slow_streak = models.PositiveIntegerField(default=0, editable=False)
+    fast_streak = models.PositiveIntegerField(default=0, editable=False)
+    degraded_since = models.DateTimeField(null=True, blank=True, editable=False)
     failing_since = models.DateTimeField(
         null=True,
         blank=True,

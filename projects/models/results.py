@@ -162,6 +162,11 @@ class RollupSums(models.Model):
     # window: uptime leaves them out and shows them apart.
     maintenance_polls = models.PositiveIntegerField(default=0)
     maintenance_failures = models.PositiveIntegerField(default=0)
+    # The response times as a log-bucket histogram {"bucket": count}
+    # (projects/latency/histogram.py): the percentiles of any range.
+    histogram = models.JSONField(
+        default=dict, db_default=models.Value({}, models.JSONField()), blank=True
+    )
 
     class Meta:
         abstract = True

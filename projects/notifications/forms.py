@@ -49,6 +49,7 @@ class ChannelForm(TeamValidatedForm):
             "enabled",
             "is_default",
             "send_resolved",
+            "notify_degraded",
             "reminder_minutes",
         ]
 

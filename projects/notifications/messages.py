@@ -34,6 +34,12 @@ CERTIFICATE_TITLES = {
     "incident.resolved": "Certificate renewed: {name}",
     "incident.reminder": "Certificate still expiring: {name}",
 }
+DEGRADED_TITLES = {
+    "incident.opened": "Degraded performance: {name}",
+    "incident.resolved": "Fast again: {name}",
+    "incident.reminder": "Still degraded: {name}",
+}
+# Objectives (projects/objectives/alerts.py) name themselves in "title".
 DIGEST_TITLES = {
     "incident.opened": "{count} projects down",
     "incident.resolved": "{count} projects up again",
@@ -92,8 +98,11 @@ def title(payload: dict) -> str:
         return template.format(count=digest.get("count", 0))
     name = (payload.get("project") or {}).get("name", "")
     titles = TITLES
-    if (payload.get("incident") or {}).get("kind") == "certificate":
+    kind = (payload.get("incident") or {}).get("kind")
+    if kind == "certificate":
         titles = {**TITLES, **CERTIFICATE_TITLES}
+    elif kind == "degraded":
+        titles = {**TITLES, **DEGRADED_TITLES}
     return titles.get(event, event or "Notification").format(name=name)
 
 
@@ -117,17 +126,19 @@ def project_context(project: dict) -> dict:
     return {**project, "url": redact_url(str(project["url"] or ""))}
 
 
+# (since, error) labels of an incident's kind.
+DOWNTIME_LABELS = ("Down since", "First error")
+LABELS = {"certificate": ("Warned", "Warning"), "degraded": ("Slow since", "Limit")}
+
+
 def incident_context(incident: dict) -> dict:
     seconds = incident.get("duration_seconds")
+    since_label, error_label = LABELS.get(incident.get("kind"), DOWNTIME_LABELS)
     return {
         **incident,
         "started": _parsed(incident.get("started_at")),
-        "since_label": "Warned"
-        if incident.get("kind") == "certificate"
-        else "Down since",
-        "error_label": "Warning"
-        if incident.get("kind") == "certificate"
-        else "First error",
+        "since_label": since_label,
+        "error_label": error_label,
         "resolved": _parsed(incident.get("resolved_at")),
         "duration": None if seconds is None else duration_text(seconds),
     }

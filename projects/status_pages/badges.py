@@ -11,7 +11,14 @@ from projects.dashboard.queries.uptime import uptime_by_project
 from projects.status_pages.days import percent_text
 
 UPTIME_RANGES = ("24h", "7d", "30d", "90d")
-PROJECT_FIELDS = ("id", "name", "enabled", "state", "tls_expires_at")
+PROJECT_FIELDS = (
+    "id",
+    "name",
+    "enabled",
+    "state",
+    "tls_expires_at",
+    "degraded_since",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +34,7 @@ PAGE_BADGES = {
     "operational": Badge("status", "operational", "brightgreen"),
     "partial": Badge("status", "partial outage", "orange"),
     "major": Badge("status", "major outage", "red"),
+    "slow": Badge("status", "degraded performance", "yellow"),
     "maintenance": Badge("status", "maintenance", "blue"),
 }
 
@@ -34,6 +42,8 @@ PAGE_BADGES = {
 def status_badge(project: dict) -> Badge:
     if not project["enabled"]:
         return Badge("status", "paused", "lightgrey")
+    if project["state"] == "up" and project.get("degraded_since"):
+        return Badge("status", "degraded", "yellow")
     message, color = {
         "up": ("up", "brightgreen"),
         "pending": ("up", "brightgreen"),  # failing, not confirmed yet

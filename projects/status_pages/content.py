@@ -31,7 +31,15 @@ from projects.status_pages.states import (
     project_state,
 )
 
-PROJECT_FIELDS = ("id", "name", "enabled", "state", "interval", "interval_unit")
+PROJECT_FIELDS = (
+    "id",
+    "name",
+    "enabled",
+    "state",
+    "interval",
+    "interval_unit",
+    "degraded_since",
+)
 
 
 @dataclass(slots=True)
@@ -88,6 +96,7 @@ def load(page: StatusPage, now: datetime) -> PageContent:
             state=project["state"],
             in_maintenance=covered is None or pk in covered,
             manual_incident=pk in manual,
+            slow=project["degraded_since"] is not None,
         )
         percent = bars[pk].uptime.percent
         html = row_html(
@@ -183,7 +192,9 @@ def overall_state(page: StatusPage, now: datetime) -> str:
     """The page's state alone, for its badge: no uptime, no timeline."""
     members = section_members(list(page.sections.all()))
     ids = sorted({pk for pks in members.values() for pk in pks})
-    projects = Project.objects.filter(id__in=ids).values("id", "enabled", "state")
+    projects = Project.objects.filter(id__in=ids).values(
+        "id", "enabled", "state", "degraded_since"
+    )
     _, covered = page_maintenance(ids, now)
     manual = set(
         Incident.objects.filter(
@@ -197,6 +208,7 @@ def overall_state(page: StatusPage, now: datetime) -> str:
                 state=p["state"],
                 in_maintenance=covered is None or p["id"] in covered,
                 manual_incident=p["id"] in manual,
+                slow=p["degraded_since"] is not None,
             )
             for p in projects
         ]

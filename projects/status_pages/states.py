@@ -6,11 +6,13 @@
 | covered by an active maintenance window   | maintenance |
 | state "down" (an incident is open)        | down        |
 | an open manual incident                   | degraded    |
+| up but slower than its limit (`degraded`) | slow        |
 | otherwise (up, or failing unconfirmed)    | operational |
 
 The page: "Major outage" when at least half the projects that report are
-down, "Partial outage" when any is down or degraded, "Under maintenance"
-when any is in maintenance, else "All systems operational".
+down, "Partial outage" when any is down or degraded, "Degraded
+performance" when any is slow, "Under maintenance" when any is in
+maintenance, else "All systems operational".
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class Look:
 PROJECT_STATES = {
     "operational": Look("Operational", "✓"),
     "degraded": Look("Degraded", "!"),
+    "slow": Look("Degraded performance", "◒"),
     "down": Look("Down", "✕"),
     "maintenance": Look("Maintenance", "◆"),
     "unknown": Look("No data", "○"),
@@ -34,6 +37,7 @@ PROJECT_STATES = {
 PAGE_STATES = {
     "operational": Look("All systems operational", "✓"),
     "partial": Look("Partial outage", "!"),
+    "slow": Look("Degraded performance", "◒"),
     "major": Look("Major outage", "✕"),
     "maintenance": Look("Under maintenance", "◆"),
 }
@@ -45,6 +49,7 @@ def project_state(
     state: str,
     in_maintenance: bool,
     manual_incident: bool,
+    slow: bool = False,
 ) -> str:
     if not enabled or not state:
         return "unknown"
@@ -52,7 +57,9 @@ def project_state(
         return "maintenance"
     if state == "down":
         return "down"
-    return "degraded" if manual_incident else "operational"
+    if manual_incident:
+        return "degraded"
+    return "slow" if slow and state == "up" else "operational"
 
 
 def page_state(states: list[str]) -> str:
@@ -62,4 +69,6 @@ def page_state(states: list[str]) -> str:
         return "major"
     if down or "degraded" in reporting:
         return "partial"
+    if "slow" in reporting:
+        return "slow"
     return "maintenance" if "maintenance" in reporting else "operational"

@@ -27,9 +27,11 @@ from projects.models import (
     Membership,
     Notification,
     NotificationChannel,
+    ObjectiveAlert,
     PollResultRow,
     Project,
     Role,
+    ServiceLevelObjective,
     StatusPage,
     StatusPageSection,
     StatusUpdate,
@@ -60,6 +62,8 @@ TEAM_PATHS: dict[type[Model], str] = {
     StatusPageSection: "page__team",
     StatusUpdate: "incident__project__team",
     Subscriber: "page__team",
+    ServiceLevelObjective: "team",
+    ObjectiveAlert: "objective__team",
 }
 
 

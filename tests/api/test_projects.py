@@ -57,6 +57,7 @@ def test_a_project_is_created_with_every_field_the_admin_edits(write_api):
         "ping_count": 3,
         "ping_max_loss_percent": 66,
         "max_response_time_ms": 900,
+        "degraded_after_ms": 700,
         "tls_expiry_warning_days": 7,
         "interval": 2,
         "interval_unit": "minutes",
@@ -473,3 +474,28 @@ def test_the_state_of_a_project_in_hand_is_the_lists(
     assert display_state_of(project, maintained=covered) == (
         listed.values_list("display_state", flat=True).get()
     )
+
+
+def test_a_project_up_but_slower_than_its_limit_is_degraded(read_api, make_project):
+    from django.utils import timezone
+
+    project = make_project(degraded_after_ms=500)
+    Project.objects.filter(pk=project.pk).update(
+        state=Project.State.UP, degraded_since=timezone.now()
+    )
+
+    body = read_api.get(f"{URL}{project.pk}/").json()
+
+    assert body["state"] == "degraded"
+    assert body["degraded_after_ms"] == 500
+
+
+def test_a_degraded_limit_must_be_positive(write_api, make_project):
+    project = make_project()
+
+    response = write_api.patch(
+        f"{URL}{project.pk}/", {"degraded_after_ms": 0}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert list(response.json()) == ["degraded_after_ms"]

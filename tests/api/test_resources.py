@@ -368,3 +368,16 @@ def test_any_endpoint_is_a_json_503_when_the_database_does_not_answer(
     assert response.json() == {
         "detail": "The database did not answer; try again shortly."
     }
+
+
+def test_uptime_gives_the_percentiles_of_the_range(read_api, make_project, add_polls):
+    project = make_project()
+    times = list(range(10, 1010, 10))
+    add_polls(project, "u" * 100, end=timezone.now(), response_time_ms=times)
+
+    body = read_api.get(f"/api/v1/projects/{project.pk}/uptime/?range=24h").json()
+
+    assert body["p50_ms"] == pytest.approx(500, rel=0.04)
+    assert body["p90_ms"] == pytest.approx(900, rel=0.04)
+    assert body["p95_ms"] == pytest.approx(950, rel=0.04)
+    assert body["p99_ms"] == pytest.approx(990, rel=0.04)

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from polling.store import DatabaseResultStore
-from projects.models import MonitorOutage, PollerNode, Tag
+from projects.models import MonitorOutage, PollerNode, Project, Tag
 from tests.support.outcomes import outcome
 
 pytestmark = pytest.mark.django_db
@@ -54,12 +54,16 @@ def test_it_shows_each_state_and_counts_them(
     add_polls(make_project(name="blog"), "uud", end=now, state="pending")
     add_polls(make_project(name="old", enabled=False), "uuu", end=now)
     make_project(name="new")
+    slow = make_project(name="slow", degraded_after_ms=50)
+    add_polls(slow, "uuu", end=now, response_time_ms=900)
+    Project.objects.filter(pk=slow.pk).update(degraded_since=now)
 
     response = admin_client.get(URL)
 
     assert response.context["counts"] == [
         ("down", "Down", 1),
         ("pending", "Pending", 1),
+        ("degraded", "Degraded", 1),
         ("up", "Up", 1),
         ("maintenance", "Maintenance", 0),
         ("waiting", "Waiting", 1),
@@ -69,6 +73,7 @@ def test_it_shows_each_state_and_counts_them(
         ("api", "Up"),
         ("shop", "Down"),
         ("blog", "Pending"),
+        ("slow", "Degraded"),
         ("old", "Paused"),
         ("new", "Waiting"),
     ]:

@@ -244,7 +244,7 @@ def test_a_filter_that_cannot_match_skips_the_query(
     project = make_project()
     add_polls(project, "dddd", end=now)
 
-    with django_assert_num_queries(16):
+    with django_assert_num_queries(19):
         response = admin_client.get(url(project, status="up"))
 
     assert response.context["history"] == []
@@ -266,8 +266,9 @@ def test_the_page_costs_the_same_queries_for_few_or_many_polls(
     # Session, user, maintenance windows, project, its tags, uptime (the compaction
     # boundary, rollups and part-hours), chart, outages, history,
     # deliveries, incidents, and the banners' poller heartbeat and monitor
-    # outage, the current team and the user's teams (the header's switcher).
-    assert queries(busy) == 17
+    # outage, the current team and the user's teams (the header's switcher),
+    # the percentiles (the compaction boundary, hourly rollups, part-hour).
+    assert queries(busy) == 20
 
 
 def test_history_refuses_a_bad_cursor(admin_client, make_project, add_polls, now):
@@ -337,3 +338,16 @@ def test_it_shows_the_certificate_expiry_and_each_polls_phases(
     )
     assert "DNS 3 · connect 1 · TLS 12 · first byte 40 ms" in html
     assert 'class="phase-first-byte"' in html  # the chart stacks the phases
+
+
+def test_it_shows_the_percentiles_of_the_range(
+    admin_client, make_project, add_polls, now
+):
+    project = make_project()
+    add_polls(project, "u" * 20, end=now, response_time_ms=[100] * 18 + [900, 2000])
+
+    response = admin_client.get(url(project, range="24h"))
+
+    assert response.context["percentiles"]["p50_ms"] == pytest.approx(100, rel=0.04)
+    assert response.context["percentiles"]["p99_ms"] == pytest.approx(2000, rel=0.04)
+    assert "p95 24 hours" in response.content.decode()

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from projects.notifications.messages import duration_text, render
+from projects.notifications.messages import (
+    duration_text,
+    incident_context,
+    render,
+    title,
+)
 
 
 def incident(**fields) -> dict:
@@ -112,3 +117,16 @@ def test_durations_read_like_people_say_them():
         "3 h 5 min",
         "2 d 4 h",
     ]
+
+
+def test_a_degraded_incident_is_titled_and_labelled_as_slow():
+    payload = {
+        "event": "incident.opened",
+        "project": {"name": "shop"},
+        "incident": {"kind": "degraded"},
+    }
+
+    assert title(payload) == "Degraded performance: shop"
+    assert title({**payload, "event": "incident.resolved"}) == "Fast again: shop"
+    assert incident_context({"kind": "degraded"})["since_label"] == "Slow since"
+    assert incident_context({"kind": "downtime"})["since_label"] == "Down since"

@@ -142,3 +142,15 @@ def empty_cache():
     from django.core.cache import cache
 
     cache.clear()
+
+
+def test_a_degraded_project_has_a_yellow_status_badge(client, make_project):
+    project = make_project(name="api", degraded_after_ms=300)
+    Project.objects.filter(pk=project.pk).update(
+        state="up", degraded_since=timezone.now()
+    )
+
+    response = client.get(f"/badge/{project.badge_key}/shields.json")
+
+    assert json.loads(response.content)["message"] == "degraded"
+    assert json.loads(response.content)["color"] == "yellow"

@@ -41,3 +41,11 @@ class UptimeSerializer(serializers.Serializer):
     mean_response_time_ms = serializers.FloatField(
         allow_null=True, help_text="Over the polls that got a response."
     )
+    p50_ms = serializers.IntegerField(
+        allow_null=True,
+        help_text="Median response time, from the rollups' histograms "
+        "(within 4 % of the exact value); null with no response.",
+    )
+    p90_ms = serializers.IntegerField(allow_null=True)
+    p95_ms = serializers.IntegerField(allow_null=True)
+    p99_ms = serializers.IntegerField(allow_null=True)

@@ -19,6 +19,7 @@ from projects.api.teams import scoped
 from projects.api.views import params
 from projects.dashboard.queries.ranges import RANGES
 from projects.dashboard.queries.uptime import uptime_by_project
+from projects.latency.ranges import range_sums
 from projects.models import PollResult, Project, Status
 
 UPTIME_RANGES = ("24h", "7d", "30d", "90d", "1y")
@@ -58,8 +59,9 @@ class UptimeView(APIView):
         responses=UptimeSerializer,
     )
     def get(self, request: Request, pk: int) -> Response:
-        """Uptime, polls, failures and mean response time over a range,
-        counted as the dashboard counts them."""
+        """Uptime, polls, failures, mean response time and the p50, p90,
+        p95 and p99 response times over a range, counted as the dashboard
+        counts them."""
         key = params.text(request, "range") or "24h"
         if key not in UPTIME_RANGES:
             raise ValidationError(
@@ -78,5 +80,6 @@ class UptimeView(APIView):
             "failures": uptime.failures,
             "maintenance_polls": uptime.maintenance_polls,
             "mean_response_time_ms": mean_response_ms(project.pk, time_range, now),
+            **range_sums([project.pk], time_range.start(now))[project.pk].percentiles(),
         }
         return Response(UptimeSerializer(data).data)

@@ -21,6 +21,7 @@ class State(models.TextChoices):
 
     DOWN = "down", "Down"
     PENDING = "pending", "Pending"  # failing, not yet confirmed
+    DEGRADED = "degraded", "Degraded"  # up, but slower than its limit
     UP = "up", "Up"
     MAINTENANCE = "maintenance", "Maintenance"
     WAITING = "waiting", "Waiting"  # enabled, not polled yet
@@ -41,6 +42,9 @@ def with_state(
     elif maintained:
         whens.append(When(pk__in=list(maintained), then=Value(State.MAINTENANCE)))
     whens.append(When(state="", then=Value(State.WAITING)))
+    whens.append(
+        When(state=State.UP, degraded_since__isnull=False, then=Value(State.DEGRADED))
+    )
     return projects.annotate(display_state=Case(*whens, default=F("state")))
 
 
@@ -50,6 +54,8 @@ def display_state_of(project: Project, *, maintained: Maintained = ()) -> str:
         return State.PAUSED
     if maintained is None or project.pk in maintained:
         return State.MAINTENANCE
+    if project.state == State.UP and project.degraded_since is not None:
+        return State.DEGRADED
     return project.state or State.WAITING
 
 
@@ -94,6 +100,7 @@ def project_list(
     worst_first = Case(
         When(display_state=State.DOWN, then=Value(0)),
         When(display_state=State.PENDING, then=Value(1)),
-        default=Value(2),
+        When(display_state=State.DEGRADED, then=Value(2)),
+        default=Value(3),
     )
     return projects.order_by(worst_first, "name")
