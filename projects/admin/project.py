@@ -13,6 +13,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from projects.admin.as_code import as_code_urls
+from projects.admin.channel_actions import attach_channels, detach_channels
 from projects.admin.escalation import EscalationStepInline
 from projects.admin.scoping import (
     TeamScopedAdmin,
@@ -29,8 +30,10 @@ from projects.models import (
     Region,
     Tag,
 )
+from projects.notifications.coverage import notify_nobody
 from projects.signals import projects_bulk_changed
 from projects.teams.audit import Actor, record, snapshot
+from projects.teams.scoping import current_team
 
 RECENT_RESULTS_SHOWN = 20
 # Counting millions of rows on every page is the usual reason a results
@@ -60,6 +63,21 @@ def status_badge(status: str) -> SafeString:
     )
 
 
+class NotifiesFilter(admin.SimpleListFilter):
+    """The dashboard's "N projects notify nobody" links here."""
+
+    title = "notifies"
+    parameter_name = "notifies"
+
+    def lookups(self, request, model_admin):
+        return [("nobody", "nobody")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "nobody":
+            return queryset.filter(pk__in=notify_nobody(current_team(request)))
+        return queryset
+
+
 class TeamEscalationStepInline(TeamScopedInline, EscalationStepInline):
     """Escalation steps offer only the team's channels: a team's incidents
     never reach another team's channel."""
@@ -86,10 +104,17 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
         "kind",
         "method",
         ("tags", admin.RelatedOnlyFieldListFilter),
+        NotifiesFilter,
     ]
     search_fields = ["name", "url"]
     filter_horizontal = ["tags"]
-    actions = ["enable_projects", "disable_projects", "regenerate_badge_keys"]
+    actions = [
+        "enable_projects",
+        "disable_projects",
+        attach_channels,
+        detach_channels,
+        "regenerate_badge_keys",
+    ]
     inlines = [TeamEscalationStepInline]
     readonly_fields = [
         "ping_url",
