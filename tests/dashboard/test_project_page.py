@@ -69,7 +69,7 @@ def test_it_shows_state_uptime_and_a_link_to_edit(
     ]
     assert "1 of 4 failed" in html
     assert reverse("admin:projects_project_change", args=[project.pk]) in html
-    assert b'<meta http-equiv="refresh" content="30">' in response.content
+    assert b"js/live.js" in response.content
 
 
 def test_maintenance_shows_apart_from_uptime(

@@ -53,7 +53,7 @@ def test_it_shows_a_running_pollers_status(admin_client, running_poller):
     assert "0 of 40" in page
     assert "level-healthy" in page
     assert "level-critical" not in page
-    assert '<meta http-equiv="refresh" content="30">' in page
+    assert "js/live.js" in page
 
 
 def test_it_says_plainly_when_the_poller_is_not_running(admin_client, settings):
