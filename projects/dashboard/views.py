@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.views.decorators.gzip import gzip_page
 
 from projects.dashboard.banners import monitor_banners, setup_hints
+from projects.dashboard.heartbeats import heartbeat_detail
 from projects.dashboard.params import positive_int
 from projects.dashboard.queries.certificates import expiring_certificates
 from projects.dashboard.queries.deliveries import DELIVERIES_SHOWN, recent_deliveries
@@ -114,6 +115,10 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     projects = with_state(team_projects, maintained=maintained)
     projects = projects.annotate(regions_seen=regions_seen())
     project = get_object_or_404(projects.prefetch_related("tags"), pk=pk)
+    if project.is_heartbeat:
+        return heartbeat_detail(
+            request, project, now=now, maintenance=maintenance, team=team
+        )
     time_range = RANGES.get(request.GET.get("range", ""), DEFAULT_RANGE)
     status = request.GET.get("status", "")
     if status not in Status.values:

@@ -309,7 +309,7 @@ def test_a_heartbeats_ping_body_reads_as_a_message_not_an_error(
     html = admin_client.get(url(project)).content.decode()
 
     assert '<th scope="col">Message</th>' in html
-    assert "<td>backup done: 12 GB</td>" in html
+    assert '<td class="message">backup done: 12 GB</td>' in html
 
 
 def test_it_shows_the_certificate_expiry_and_each_polls_phases(
