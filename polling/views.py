@@ -1,18 +1,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 
 from polling.client import ControlClient
 from polling.engine.status import PollerStatus
 from polling.fleet_status import NodeView, node_views, region_views
 from polling.health import Reading, readings
-from projects.housekeeping.runs import latest_runs
+from projects.housekeeping.runs import first_runs, latest_runs
+from projects.models import HousekeepingRun
 from projects.teams.scoping import current_team
 
 
@@ -35,11 +38,24 @@ def poller(request: HttpRequest) -> HttpResponse:
     context = {
         "panels": _panels(nodes),
         "control_url": settings.POLLER_CONTROL_URL,
-        "housekeeping": latest_runs(),
+        "housekeeping": _housekeeping(),
         "nodes": nodes,
         "regions": region_views(),
     }
     return render(request, "polling/poller.html", context)
+
+
+def _housekeeping() -> list[tuple[str, HousekeepingRun | None, datetime | None]]:
+    """Each job's label, latest run, and when it is first due if it never
+    ran and that is still ahead (a time gone by with no run is news: the
+    tasks process may be down)."""
+    now = timezone.now()
+    due = {job: at for job, at in first_runs().items() if at and at > now}
+    jobs = HousekeepingRun.Job.values
+    return [
+        (label, run, None if run else due.get(job))
+        for job, (label, run) in zip(jobs, latest_runs(), strict=True)
+    ]
 
 
 def _panels(nodes: list[NodeView]) -> list[Panel]:

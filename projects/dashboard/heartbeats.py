@@ -37,6 +37,7 @@ def heartbeat_detail(
 ) -> HttpResponse:
     pk = project.pk
     time_range = RANGES.get(request.GET.get("range", ""), DEFAULT_RANGE)
+    # Pings are sparse: a day's (or the range asked for) reads best.
     uptimes = uptime_by_project([pk], RANGES.values(), now, maintenance=maintenance)
     before = positive_int(request.GET, "before")
     pings, next_before = poll_history(

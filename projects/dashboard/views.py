@@ -119,7 +119,7 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return heartbeat_detail(
             request, project, now=now, maintenance=maintenance, team=team
         )
-    time_range = RANGES.get(request.GET.get("range", ""), DEFAULT_RANGE)
+    time_range = RANGES.get(request.GET.get("range", ""), opening_range(project, now))
     status = request.GET.get("status", "")
     if status not in Status.values:
         status = ""
@@ -158,6 +158,14 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "regions": regions,
     }
     return render(request, "projects/project_detail.html", context)
+
+
+def opening_range(project: Project, now: datetime) -> TimeRange:
+    """The range a project's page opens on: 1 h for a project younger than
+    a day (a 24 h chart of a new one is one pixel of data), else 24 h."""
+    if project.created_at and now - project.created_at < timedelta(days=1):
+        return RANGES["1h"]
+    return DEFAULT_RANGE
 
 
 def _chart(
