@@ -30,8 +30,9 @@ class ChannelForm(TeamValidatedForm):
         help_text="Webhook: the http(s) URL to POST to. E-mail: addresses, "
         "comma-separated. Apprise: any Apprise URL, e.g. ntfy://ntfy.sh/topic.",
     )
-    # Not a field of the channel: what saving it does to the projects that
-    # exist already ("default" covers only the projects made after it).
+    # Not a field of the channel (so not in Meta.fields, which the YAML
+    # export reads): what saving it does to the projects that exist already
+    # ("default" covers only the projects made after it).
     attach_to_existing = forms.BooleanField(
         required=False,
         label="Attach to existing projects",
@@ -55,7 +56,6 @@ class ChannelForm(TeamValidatedForm):
             "secret",
             "enabled",
             "is_default",
-            "attach_to_existing",
             "send_resolved",
             "reminder_minutes",
         ]

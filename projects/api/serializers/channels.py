@@ -34,6 +34,7 @@ class ChannelSerializer(FormBackedSerializer):
         fields = [
             "id",
             *ChannelForm.Meta.fields,
+            "attach_to_existing",
             "destination",
             "secret_hint",
             "failing_since",
