@@ -51,3 +51,11 @@ def test_every_page_names_its_icon(admin_client):
     assert 'rel="icon" href="/static/favicon.svg"' in html
     html = admin_client.get("/").content.decode()
     assert 'rel="icon" href="/static/favicon.svg"' in html
+
+
+def test_the_sign_in_page_shows_no_links_that_need_a_login(client, db):
+    html = client.get("/accounts/login/").content.decode()
+
+    for path in ("/incidents/", "/poller/", "/admin/"):
+        assert f'href="{path}"' not in html
+    assert html.lower().count("forgot") == 1  # one reset link, not two
