@@ -2,16 +2,23 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two stamps: .installed-run, what `make run` needs (the runtime and
+# honcho); .installed, everything (the dev and test extras too), which
+# `make test` and CI ask for. Each is made when missing, so `make test`
+# after `make run` still adds the dev extras.
+RUN_INSTALLED := $(VENV)/.installed-run
 INSTALLED := $(VENV)/.installed
 
 .PHONY: run test lint format audit
 
-run: $(INSTALLED) .env
+run: $(RUN_INSTALLED) .env
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py ensureadmin
 	@echo "Serving on http://127.0.0.1:8000/ (admin at /admin/); Ctrl-C stops."
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile Procfile.dev start
+	@# Ctrl-C is a clean stop, not a make error (130 = interrupted).
+	@PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile Procfile.dev start \
+		|| [ $$? -eq 130 ]
 
 # The suite on TEST_WORKERS processes, each on a database of its own: most
 # tests wait on servers and processes, so more workers than cores pays.
@@ -33,9 +40,15 @@ format: $(INSTALLED)
 	$(BIN)/ruff format .
 
 # Pinned versions from constraints.txt: every machine runs what CI audited.
-$(INSTALLED): pyproject.toml constraints.txt
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+
+$(RUN_INSTALLED): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/pip install --quiet --constraint constraints.txt --editable '.[run]'
+	touch $@
+
+$(INSTALLED): pyproject.toml constraints.txt | $(BIN)/python
 	$(BIN)/pip install --quiet --constraint constraints.txt --editable '.[dev]'
 	touch $@
 

@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/screenshots.py            # writes docs/images/*.png
     .venv/bin/python bench/screenshots.py --regions  # regions-*.png instead
+    .venv/bin/python bench/screenshots.py --variants --out /tmp/shots
+        # each shot at 1280 and 390 px, light and dark: dashboard-390-dark.png ...
 
 Builds a fresh SQLite database in a temporary folder (migrated, then a
 week of polls of a few demo projects: one down now with its incident open,
@@ -50,6 +52,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=IMAGES, help="folder for PNGs")
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--regions", action="store_true", help="the regions shots")
+    parser.add_argument(
+        "--variants",
+        action="store_true",
+        help="every shot at 1280 and 390 px, light and dark (for a review)",
+    )
     args = parser.parse_args()
     shots = REGION_SHOTS if args.regions else SHOTS
     with tempfile.TemporaryDirectory(prefix="monitor-screens-") as folder:
@@ -61,14 +68,22 @@ def main() -> None:
         port = free_port()
         with Gunicorn(port, env):
             wait_until_serving(port)
-            shoot(f"http://127.0.0.1:{port}", project_id, args.out, args.width, shots)
-    for name, _ in shots:
-        print(f"wrote {args.out / name}")
+            base = f"http://127.0.0.1:{port}"
+            if not args.variants:
+                shoot(base, project_id, args.out, args.width, shots)
+            for width, scheme in VARIANTS if args.variants else ():
+                named = tuple(
+                    (name.replace(".png", f"-{width}-{scheme}.png"), range_)
+                    for name, range_ in shots
+                )
+                shoot(base, project_id, args.out, width, named, scheme)
+    print(f"wrote {args.out}")
 
 
 # (file, the project page's range); the overview's file has no range.
 SHOTS = (("dashboard.png", None), ("project.png", "7d"))
 REGION_SHOTS = (("regions-overview.png", None), ("regions-project.png", "1h"))
+VARIANTS = ((1280, "light"), (1280, "dark"), (390, "light"), (390, "dark"))
 
 
 def demo_environment(folder: Path) -> dict[str, str]:
@@ -363,7 +378,9 @@ def wait_until_serving(port: int, seconds: float = 30) -> None:
             time.sleep(0.2)
 
 
-def shoot(base: str, project_id: int, out: Path, width: int, shots) -> None:
+def shoot(
+    base: str, project_id: int, out: Path, width: int, shots, scheme: str = "light"
+) -> None:
     from tests.support.browser import chromium_context
 
     out.mkdir(parents=True, exist_ok=True)
@@ -373,7 +390,7 @@ def shoot(base: str, project_id: int, out: Path, width: int, shots) -> None:
             profile,
             viewport={"width": width, "height": 800},
             device_scale_factor=1,
-            color_scheme="light",
+            color_scheme=scheme,
         ) as context,
     ):
         page = context.new_page()

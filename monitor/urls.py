@@ -1,6 +1,8 @@
 from allauth.account.decorators import secure_admin_login
 
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 
 admin.site.site_header = "Uptime monitor"
@@ -9,7 +11,16 @@ admin.site.site_title = "Uptime monitor"
 # form would skip it.
 admin.site.login = secure_admin_login(admin.site.login)
 
+
+def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
+    """Browsers ask for /favicon.ico on pages that name no icon (a JSON
+    answer, an error page): the SVG, rather than a 404 and a warning in the
+    log on every page view."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
+
+
 urlpatterns = [
+    path("favicon.ico", favicon),
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     # Before the API: agents authenticate with their own tokens.

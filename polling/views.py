@@ -1,20 +1,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 
 from polling.client import ControlClient
 from polling.engine.status import PollerStatus
 from polling.fleet_status import NodeView, node_views, region_views
 from polling.health import Reading, readings
 from polling.team_numbers import team_numbers
-from projects.housekeeping.runs import latest_runs
-from projects.models import Agent
+from projects.housekeeping.runs import first_runs, latest_runs
+from projects.models import Agent, HousekeepingRun
 from projects.teams.scoping import current_team
 
 
@@ -42,7 +44,7 @@ def poller(request: HttpRequest) -> HttpResponse:
     context = {
         "panels": _panels(nodes),
         "control_url": settings.POLLER_CONTROL_URL,
-        "housekeeping": latest_runs(),
+        "housekeeping": _housekeeping(),
         "nodes": nodes,
         "regions": region_views(),
         "agents": _agents(request),
@@ -56,6 +58,19 @@ def _agents(request: HttpRequest) -> list[Agent]:
     if request.user.is_superuser:
         return list(agents)
     return list(agents.filter(team=current_team(request)))
+
+
+def _housekeeping() -> list[tuple[str, HousekeepingRun | None, datetime | None]]:
+    """Each job's label, latest run, and when it is first due if it never
+    ran and that is still ahead (a time gone by with no run is news: the
+    tasks process may be down)."""
+    now = timezone.now()
+    due = {job: at for job, at in first_runs().items() if at and at > now}
+    jobs = HousekeepingRun.Job.values
+    return [
+        (label, run, None if run else due.get(job))
+        for job, (label, run) in zip(jobs, latest_runs(), strict=True)
+    ]
 
 
 def _panels(nodes: list[NodeView]) -> list[Panel]:

@@ -52,7 +52,10 @@ class NotificationChannelAdmin(TeamScopedAdmin):
     actions = ["send_test_notification"]
     readonly_fields = ["destination", "health", "failing_since", "last_error"]
     fieldsets = [
-        (None, {"fields": ["name", "kind", "enabled", "is_default"]}),
+        (
+            None,
+            {"fields": ["name", "kind", "enabled", "is_default", "attach_to_existing"]},
+        ),
         ("Destination", {"fields": ["destination", "url", "secret"]}),
         (
             "What to send",
@@ -93,6 +96,16 @@ class NotificationChannelAdmin(TeamScopedAdmin):
                 messages.WARNING,
             )
 
+    def save_related(self, request, form, formsets, change) -> None:
+        super().save_related(request, form, formsets, change)
+        if form.cleaned_data.get("attach_to_existing"):
+            self.message_user(
+                request,
+                f"“{form.instance.name}” is now attached to {form.attached} more "
+                "project(s).",
+                messages.SUCCESS,
+            )
+
     @admin.action(description="Send a test notification", permissions=["change"])
     def send_test_notification(self, request: HttpRequest, queryset: QuerySet) -> None:
         for channel in queryset:
@@ -104,7 +117,9 @@ class NotificationChannelAdmin(TeamScopedAdmin):
 
 
 def _without_secrets(fields: list) -> list:
-    return [name for name in fields if name not in ("url", "secret")]
+    """What a reader sees: no secret, and no box that only acts on a save."""
+    hidden = ("url", "secret", "attach_to_existing")
+    return [name for name in fields if name not in hidden]
 
 
 @admin.register(DeliveryAttempt)

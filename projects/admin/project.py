@@ -13,6 +13,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from projects.admin.as_code import as_code_urls
+from projects.admin.channel_actions import attach_channels, detach_channels
 from projects.admin.escalation import EscalationStepInline
 from projects.admin.scoping import (
     TeamScopedAdmin,
@@ -29,9 +30,11 @@ from projects.models import (
     Region,
     Tag,
 )
+from projects.notifications.coverage import notify_nobody
 from projects.notifications.masking import MASK
 from projects.signals import projects_bulk_changed
 from projects.teams.audit import Actor, record, snapshot
+from projects.teams.scoping import current_team
 
 RECENT_RESULTS_SHOWN = 20
 # Counting millions of rows on every page is the usual reason a results
@@ -59,6 +62,21 @@ def status_badge(status: str) -> SafeString:
         BADGE_COLOURS[status],
         LABELS[status],
     )
+
+
+class NotifiesFilter(admin.SimpleListFilter):
+    """The dashboard's "N projects notify nobody" links here."""
+
+    title = "notifies"
+    parameter_name = "notifies"
+
+    def lookups(self, request, model_admin):
+        return [("nobody", "nobody")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "nobody":
+            return queryset.filter(pk__in=notify_nobody(current_team(request)))
+        return queryset
 
 
 class TeamEscalationStepInline(TeamScopedInline, EscalationStepInline):
@@ -91,10 +109,17 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
         "kind",
         "method",
         ("tags", admin.RelatedOnlyFieldListFilter),
+        NotifiesFilter,
     ]
     search_fields = ["name", "url"]
     filter_horizontal = ["tags"]
-    actions = ["enable_projects", "disable_projects", "regenerate_badge_keys"]
+    actions = [
+        "enable_projects",
+        "disable_projects",
+        attach_channels,
+        detach_channels,
+        "regenerate_badge_keys",
+    ]
     inlines = [TeamEscalationStepInline]
     readonly_fields = [
         "ping_url",
@@ -109,27 +134,26 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
         "badge_urls",
         "header_names",
     ]
+    # What a newcomer types first (kind, name, URL), then when to check and
+    # when to tell; the rest folded away. The simple case fits one screen.
     fieldsets = [
-        (None, {"fields": ["name", "kind", "enabled", "tags", "ping_url"]}),
-        ("Badges", {"classes": ["collapse"], "fields": ["badge_urls"]}),
-        (None, {"fields": ["url"]}),
+        (None, {"fields": ["kind", "name", "url", "enabled", "ping_url"]}),
+        (
+            "Schedule and alerts",
+            {
+                "fields": [
+                    ("interval", "interval_unit"),
+                    "timeout_seconds",
+                    "grace_seconds",
+                    ("failure_threshold", "recovery_threshold"),
+                    "degraded_after_ms",
+                    "channels",
+                ]
+            },
+        ),
         # One section per kind of check, labelled by its schemes; a small
         # script (static/js/project_kinds.js) shows only the one the URL
         # chooses. Without it every section shows.
-        (
-            "HTTP(S) request (http://, https://)",
-            {
-                "classes": ["kind-section", "kind-http", "kind-https"],
-                "fields": [
-                    "method",
-                    "headers",
-                    "body",
-                    "follow_redirects",
-                    "allow_insecure_redirects",
-                    "verify_tls",
-                ],
-            },
-        ),
         (
             "HTTP(S): what counts as up",
             {
@@ -142,6 +166,20 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
                     ("keyword", "keyword_mode", "keyword_case_sensitive"),
                     ("json_query", "json_operator", "json_expected"),
                     "header_assertions",
+                ],
+            },
+        ),
+        (
+            "HTTP(S) request (http://, https://)",
+            {
+                "classes": ["kind-section", "kind-http", "kind-https"],
+                "fields": [
+                    "method",
+                    "headers",
+                    "body",
+                    "follow_redirects",
+                    "allow_insecure_redirects",
+                    "verify_tls",
                 ],
             },
         ),
@@ -172,38 +210,24 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
                 "fields": [("ping_count", "ping_max_loss_percent")],
             },
         ),
-        ("Every kind", {"fields": ["max_response_time_ms"]}),
         (
-            "Schedule",
+            "Every kind",
             {
-                "fields": [
-                    "interval",
-                    "interval_unit",
-                    "grace_seconds",
-                    "timeout_seconds",
-                ]
+                "classes": ["collapse"],
+                "fields": ["max_response_time_ms", "tls_expiry_warning_days"],
             },
         ),
-        (
-            "Alerts",
-            {
-                "fields": [
-                    "failure_threshold",
-                    "recovery_threshold",
-                    "degraded_after_ms",
-                    "tls_expiry_warning_days",
-                    "channels",
-                ]
-            },
-        ),
+        ("Tags", {"classes": ["collapse"], "fields": ["tags"]}),
         (
             "Regions",
             {
+                "classes": ["collapse"],
                 "description": "Where it is checked from (docs/regions.md). "
                 "None chosen: every region with live pollers.",
                 "fields": ["regions", "quorum"],
             },
         ),
+        ("Badges", {"classes": ["collapse"], "fields": ["badge_urls"]}),
         (
             "Current state",
             {
@@ -240,6 +264,15 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
     @admin.display(description="headers")
     def header_names(self, project: Project) -> str:
         return ", ".join(f"{name}: {MASK}" for name in project.headers or {}) or "-"
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict:
+        """A new project is checked every 60 s, as other monitors start
+        (the model's default, 5 min, stays for the API and YAML)."""
+        return {
+            "interval": 60,
+            "interval_unit": Project.IntervalUnit.SECONDS,
+            **super().get_changeform_initial_data(request),
+        }
 
     @admin.display(description="ping URL")
     def ping_url(self, project: Project) -> SafeString | str:

@@ -94,6 +94,19 @@ class StatusPageAdmin(TeamScopedAdmin):
             kwargs["assume_scheme"] = "https"
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        """The slug's help names the page's address: the model's help text,
+        "/status/<slug>/", is read as markup by the admin and showed
+        "/status//"."""
+        form = super().get_form(request, obj, change, **kwargs)
+        if "slug" in form.base_fields:
+            slug = obj.slug if obj is not None else "your-slug"
+            address = reverse("status_pages:page", args=[slug])
+            form.base_fields["slug"].help_text = format_html(
+                "The page is at <code>{}</code>.", address
+            )
+        return form
+
     @admin.display(description="page")
     def page_link(self, page: StatusPage) -> SafeString:
         return format_html('<a href="{0}">{0}</a>', page.get_absolute_url())

@@ -19,6 +19,7 @@ from projects.models import (
     Project,
     Team,
 )
+from projects.notifications.coverage import notify_nobody
 from projects.teams.scoping import for_team
 
 
@@ -76,8 +77,9 @@ def poller_banner(now: datetime) -> Banner | None:
 def setup_hints(*, team: Team | None, has_projects: bool | None = None) -> list[Banner]:
     """While nobody would be told of an outage: after the first project,
     the next step (add a channel); then, while no enabled channel is the
-    default, a warning that new projects notify nobody. One query, and one
-    more on a fresh install unless the caller knows `has_projects`."""
+    default, a warning that new projects notify nobody; and while enabled
+    projects have no channel, how many. One query, and one more unless the
+    caller knows there are no projects."""
     if team is None:
         return []  # nothing to set up in no team
     channels = for_team(NotificationChannel.objects.all(), team).aggregate(
@@ -98,8 +100,9 @@ def setup_hints(*, team: Team | None, has_projects: bool | None = None) -> list[
                 link_text="Add a notification channel",
             )
         ]
+    hints = []
     if not channels["default"]:
-        return [
+        hints.append(
             Banner(
                 "warning",
                 "No default notification channel: new projects will notify "
@@ -107,5 +110,24 @@ def setup_hints(*, team: Team | None, has_projects: bool | None = None) -> list[
                 link=reverse("admin:projects_notificationchannel_changelist"),
                 link_text="Mark a channel as default, or add one",
             )
-        ]
-    return []
+        )
+    if has_projects is not False:
+        silent = silent_projects_hint(team)
+        if silent is not None:
+            hints.append(silent)
+    return hints
+
+
+def silent_projects_hint(team: Team) -> Banner | None:
+    """While some enabled project has no enabled channel: how many, with a
+    link to the list of them, where "attach channels" covers them."""
+    count = notify_nobody(team).count()
+    if not count:
+        return None
+    return Banner(
+        "warning",
+        f"{count} project{'s notify' if count != 1 else ' notifies'} nobody: "
+        f"{'their' if count != 1 else 'its'} incidents reach no channel.",
+        link=reverse("admin:projects_project_changelist") + "?notifies=nobody",
+        link_text="Attach channels to them",
+    )

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.views.decorators.gzip import gzip_page
 
 from projects.dashboard.banners import monitor_banners, setup_hints
+from projects.dashboard.heartbeats import heartbeat_detail
 from projects.dashboard.params import positive_int
 from projects.dashboard.queries.certificates import expiring_certificates
 from projects.dashboard.queries.deliveries import DELIVERIES_SHOWN, recent_deliveries
@@ -115,7 +116,11 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     projects = with_state(team_projects, maintained=maintained)
     projects = projects.annotate(regions_seen=regions_seen())
     project = get_object_or_404(projects.prefetch_related("tags"), pk=pk)
-    time_range = RANGES.get(request.GET.get("range", ""), DEFAULT_RANGE)
+    if project.is_heartbeat:
+        return heartbeat_detail(
+            request, project, now=now, maintenance=maintenance, team=team
+        )
+    time_range = RANGES.get(request.GET.get("range", ""), opening_range(project, now))
     status = request.GET.get("status", "")
     if status not in Status.values:
         status = ""
@@ -155,6 +160,14 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "regions": regions,
     }
     return render(request, "projects/project_detail.html", context)
+
+
+def opening_range(project: Project, now: datetime) -> TimeRange:
+    """The range a project's page opens on: 1 h for a project younger than
+    a day (a 24 h chart of a new one is one pixel of data), else 24 h."""
+    if project.created_at and now - project.created_at < timedelta(days=1):
+        return RANGES["1h"]
+    return DEFAULT_RANGE
 
 
 def _chart(

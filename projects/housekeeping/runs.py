@@ -4,7 +4,10 @@ ran on the tasks process or from a management command."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import TypeVar
+
+from django_q.models import Schedule
 
 from django.utils import timezone
 
@@ -54,3 +57,11 @@ def latest_runs() -> list[tuple[str, HousekeepingRun | None]]:
         )
         for job, label in HousekeepingRun.Job.choices
     ]
+
+
+def first_runs() -> dict[str, datetime]:
+    """When each job that never ran is first due: its schedule's next run
+    (the schedules share the jobs' names, projects/schedules.py). A fresh
+    install shows this rather than "never ran" while nothing is wrong."""
+    jobs = HousekeepingRun.Job.values
+    return dict(Schedule.objects.filter(name__in=jobs).values_list("name", "next_run"))

@@ -11,6 +11,7 @@ from django.core.validators import validate_email
 from projects.checks.blocked_targets import apprise_blocked_problem, blocked_url_problem
 from projects.checks.validators import validate_http_url
 from projects.models import NotificationChannel, Team
+from projects.notifications import coverage
 from projects.notifications.masking import masked_secret, masked_url
 from projects.notifications.signing import new_secret, secret_key
 from projects.notifications.transports.apprise import is_http_service, is_understood
@@ -30,6 +31,15 @@ class ChannelForm(TeamValidatedForm):
         widget=forms.PasswordInput(attrs={"size": 80, "autocomplete": "off"}),
         help_text="Webhook: the http(s) URL to POST to. E-mail: addresses, "
         "comma-separated. Apprise: any Apprise URL, e.g. ntfy://ntfy.sh/topic.",
+    )
+    # Not a field of the channel (so not in Meta.fields, which the YAML
+    # export reads): what saving it does to the projects that exist already
+    # ("default" covers only the projects made after it).
+    attach_to_existing = forms.BooleanField(
+        required=False,
+        label="Attach to existing projects",
+        help_text="Also attach this channel to the projects that exist now; "
+        "“Is default” covers only the projects made after it.",
     )
     secret = forms.CharField(
         required=False,
@@ -58,12 +68,26 @@ class ChannelForm(TeamValidatedForm):
         self.stored_url = self.instance.url
         self.stored_secret = self.instance.secret
         self.generated_secret = ""
+        self.attached = 0  # projects the save attached the channel to
+        count = coverage.uncovered(self.instance).count()
+        self.fields["attach_to_existing"].label = (
+            f"Also attach to the {count} existing project{'s' if count != 1 else ''}"
+            " without it"
+        )
         if self.stored_url:
             current = masked_url(self.instance.kind, self.stored_url)
             self.fields["url"].help_text = KEEP.format(current=current)
         if self.stored_secret:
             current = masked_secret(self.stored_secret)
             self.fields["secret"].help_text = KEEP.format(current=current)
+
+    def _save_m2m(self) -> None:
+        """The channel is stored: attach it where asked (the admin's
+        save_related and a committed save both end here)."""
+        super()._save_m2m()
+        if self.cleaned_data.get("attach_to_existing"):
+            projects = coverage.uncovered(self.instance)
+            self.attached = coverage.attach([self.instance], projects)
 
     def clean_url(self) -> str:
         return self.cleaned_data["url"].strip() or self.stored_url

@@ -23,4 +23,5 @@ def teams(request: HttpRequest) -> dict:
         "current_team": lambda: current_team(request),
         "team_choices": team_choices,
         "may_invite": lambda: may(request, Role.MANAGER),
+        "may_edit": lambda: may(request, Role.EDITOR),
     }

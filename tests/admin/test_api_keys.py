@@ -120,3 +120,29 @@ def test_making_and_revoking_a_key_is_in_the_audit_log(db):
     assert (revoked.action, revoked.actor_name) == ("changed", "mona")
     assert [c["field"] for c in revoked.changes] == ["revoked_at"]
     assert api_key.key_hash not in str(made.changes)
+
+
+def test_the_created_page_leads_to_the_api_docs_with_no_inline_code(admin_client):
+    html = admin_client.post(ADD, {"name": "ci", "scope": "read"}).content.decode()
+
+    assert 'href="/api/v1/docs/"' in html
+    assert 'curl -H "Authorization: Bearer um_' in html
+    # The Content-Security-Policy refuses inline styles and handlers.
+    assert "style=" not in html
+    assert "onclick" not in html
+
+
+def test_the_api_is_linked_for_editors_not_viewers(db):
+    team = make_team("alpha").team
+    editor = client_of(member(team, Role.EDITOR, "ed"))
+    viewer = client_of(member(team, Role.VIEWER, "vi"))
+
+    assert '<a href="/api/v1/docs/">API</a>' in editor.get("/").content.decode()
+    assert '<a href="/api/v1/docs/">API</a>' not in viewer.get("/").content.decode()
+    assert '<a href="/api/v1/docs/">API</a>' in editor.get("/admin/").content.decode()
+
+
+def test_the_api_docs_follow_the_colour_scheme(client, db):
+    html = client.get("/api/v1/docs/").content.decode()
+    assert '<meta name="color-scheme" content="light dark">' in html
+    assert "css/swagger-dark.css" in html

@@ -343,3 +343,20 @@ def test_a_project_that_went_down_can_be_deleted_with_its_incidents(
     )
     own_page = reverse("admin:projects_incident_delete", args=[incident.pk])
     assert admin_client.post(own_page, {"post": "yes"}).status_code == 403
+
+
+def test_the_add_form_starts_with_what_a_newcomer_types(admin_client):
+    html = admin_client.get(reverse("admin:projects_project_add")).content.decode()
+
+    order = [
+        html.index(f'name="{field}"')
+        for field in ("kind", "name", "url", "interval", "failure_threshold")
+    ]
+    assert order == sorted(order)
+    # The rest is folded away below: the request's details, tags, regions.
+    assert html.index('name="url"') < html.index('name="method"')
+    assert html.index('name="interval"') < html.index('name="tags"')
+    assert html.count('class="module aligned collapse') >= 5
+    # Checked every 60 s unless said otherwise.
+    assert 'name="interval" value="60"' in html
+    assert '<option value="seconds" selected>' in html

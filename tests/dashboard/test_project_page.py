@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from projects.models import Incident, MaintenanceWindow, PollResult, Status
+from projects.models import Incident, MaintenanceWindow, PollResult, Project, Status
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +69,7 @@ def test_it_shows_state_uptime_and_a_link_to_edit(
     ]
     assert "1 of 4 failed" in html
     assert reverse("admin:projects_project_change", args=[project.pk]) in html
-    assert b'<meta http-equiv="refresh" content="30">' in response.content
+    assert b"js/live.js" in response.content
 
 
 def test_maintenance_shows_apart_from_uptime(
@@ -117,10 +117,20 @@ def test_every_range_renders(admin_client, make_project, add_polls, now, chosen)
     assert "<svg" in response.content.decode()
 
 
-def test_an_unknown_range_falls_back_to_24_hours(admin_client, make_project):
-    response = admin_client.get(url(make_project(), range="forever"))
+def test_an_unknown_range_falls_back_to_24_hours(admin_client, make_project, now):
+    project = make_project()
+    Project.objects.filter(pk=project.pk).update(created_at=now - timedelta(days=2))
+
+    response = admin_client.get(url(project, range="forever"))
 
     assert response.context["range"].key == "24h"
+
+
+def test_a_new_projects_page_opens_on_the_last_hour(admin_client, make_project):
+    project = make_project()
+
+    assert admin_client.get(url(project)).context["range"].key == "1h"
+    assert admin_client.get(url(project, range="7d")).context["range"].key == "7d"
 
 
 def test_it_lists_outages_with_start_end_duration_and_error(
@@ -216,12 +226,14 @@ def test_history_filters_by_status_and_pages(
     project = make_project()
     add_polls(project, "ud" * 40, end=now)
 
-    down = admin_client.get(url(project, status="down"))
+    down = admin_client.get(url(project, status="down", range="24h"))
     assert {p.status for p in down.context["history"]} == {"down"}
     assert len(down.context["history"]) == 40
 
-    first = admin_client.get(url(project))
-    older = admin_client.get(url(project, before=first.context["next_before"]))
+    first = admin_client.get(url(project, range="24h"))
+    older = admin_client.get(
+        url(project, range="24h", before=first.context["next_before"])
+    )
     assert len(first.context["history"]) == 50
     assert len(older.context["history"]) == 30
     assert (
@@ -310,7 +322,7 @@ def test_a_heartbeats_ping_body_reads_as_a_message_not_an_error(
     html = admin_client.get(url(project)).content.decode()
 
     assert '<th scope="col">Message</th>' in html
-    assert "<td>backup done: 12 GB</td>" in html
+    assert '<td class="message">backup done: 12 GB</td>' in html
 
 
 def test_it_shows_the_certificate_expiry_and_each_polls_phases(

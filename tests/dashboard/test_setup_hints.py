@@ -69,9 +69,9 @@ def test_a_disabled_default_channel_does_not_count(make_channel):
 
 
 def test_an_enabled_default_channel_ends_the_hints(make_project, make_channel):
-    make_project()
     make_channel(is_default=False)
     make_channel(is_default=True)
+    make_project()  # the default channel is attached to it
     assert banner_kinds() == []
 
 

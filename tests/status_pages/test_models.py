@@ -159,6 +159,13 @@ def test_a_page_with_a_section_is_made_in_the_admin(admin_client, make_project):
     page = StatusPage.objects.get()
     assert list(page.sections.get().projects.all()) == [project]
 
+    # The slug's help names the address (it read "/status//" before).
+    add = admin_client.get(reverse("admin:projects_statuspage_add")).content.decode()
+    assert "The page is at <code>/status/your-slug/</code>." in add
+    change = reverse("admin:projects_statuspage_change", args=[page.pk])
+    changed = admin_client.get(change).content.decode()
+    assert "The page is at <code>/status/acme/</code>." in changed
+
 
 @pytest.mark.django_db
 def test_the_incident_and_subscriber_lists_open(admin_client, make_project):

@@ -18,6 +18,14 @@ class ChannelSerializer(FormBackedSerializer):
     destination = serializers.SerializerMethodField(
         help_text="The URL with its secret parts masked, as the admin shows it."
     )
+    attach_to_existing = serializers.BooleanField(
+        write_only=True,
+        required=False,
+        default=False,
+        help_text="Also attach the channel to the team's projects that exist "
+        "now (is_default covers only projects made later); the answer says "
+        "how many as attached_projects.",
+    )
     secret_hint = serializers.SerializerMethodField(
         help_text="The signing secret's first characters; empty when none."
     )
@@ -27,6 +35,7 @@ class ChannelSerializer(FormBackedSerializer):
         fields = [
             "id",
             *ChannelForm.Meta.fields,
+            "attach_to_existing",
             "destination",
             "secret_hint",
             "failing_since",
@@ -58,6 +67,12 @@ class ChannelSerializer(FormBackedSerializer):
 
     def get_secret_hint(self, channel: NotificationChannel) -> str:
         return masked_secret(channel.secret)
+
+    @property
+    def attached(self) -> int:
+        """How many projects the save attached the channel to."""
+        form = getattr(self, "_form", None)
+        return form.attached if form is not None else 0
 
     @property
     def generated_secret(self) -> str:

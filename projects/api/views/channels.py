@@ -31,6 +31,7 @@ class ChannelViewSet(Audited, viewsets.ModelViewSet):
     lookup_value_regex = "[0-9]+"
     serializer_class = ChannelSerializer
     _generated_secret = ""
+    _attached: int | None = None
 
     def get_queryset(self):
         channels = NotificationChannel.objects.select_related("subscriber")
@@ -41,14 +42,28 @@ class ChannelViewSet(Audited, viewsets.ModelViewSet):
         if secret := self._generated_secret:
             # Shown once, to whoever made the channel, as the admin does.
             response.data["generated_secret"] = secret
+        return self._with_attached(response)
+
+    def update(self, request: Request, *args, **kwargs) -> Response:
+        return self._with_attached(super().update(request, *args, **kwargs))
+
+    def _with_attached(self, response: Response) -> Response:
+        if self._attached is not None:
+            response.data["attached_projects"] = self._attached
         return response
 
     def perform_create(self, serializer: ChannelSerializer) -> None:
         self.save_audited(None, serializer.save)
         self._generated_secret = serializer.generated_secret
+        self._note_attached(serializer)
 
     def perform_update(self, serializer: ChannelSerializer) -> None:
         self.save_audited(serializer.instance, serializer.save)
+        self._note_attached(serializer)
+
+    def _note_attached(self, serializer: ChannelSerializer) -> None:
+        if serializer.validated_data.get("attach_to_existing"):
+            self._attached = serializer.attached
 
     @extend_schema(
         request=None,
