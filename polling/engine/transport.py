@@ -173,6 +173,10 @@ class Transport:
     def curl(self) -> pycurl.Curl:
         return self._curl
 
+    @property
+    def blocked_networks(self) -> tuple[Network, ...]:
+        return self._blocked_networks
+
     def perform(self, request: Request, *, timeout_ms: int) -> Response:
         """Send the request and read at most MAX_BODY_BYTES of the answer
         within `timeout_ms`; raises TransferError when that fails."""
