@@ -141,9 +141,6 @@ def poll_steps(handle: Transport, task: Task) -> PollSteps:
         return outcome(task, started_at, Trace(), None, target.problem)
     if target.heartbeat:
         return missed_ping(task, started_at)
-    if driver_for(target.url) is not None:
-        # Run here, blocking: the executor hands these to the side pool.
-        return side_check(task, blocked_networks=handle.blocked_networks)
     kind_probe = probe_for(target.url)
     if kind_probe is None:
         reason = f"unsupported URL: {target.url}"

@@ -24,7 +24,7 @@ from polling.engine.types import Outcome, Task
 PollSteps = Generator[Exchange, Any, Outcome]
 Probe = Callable[[Transport, Task, datetime], PollSteps]
 
-KIND_MODULES = (http, tcp)
+KIND_MODULES = (http, tcp, postgres, mysql, redis)
 PROBES: dict[str, Probe] = {
     scheme: module.poll_steps for module in KIND_MODULES for scheme in module.SCHEMES
 }

@@ -12,8 +12,9 @@ a password file: what the URL says is all the driver gets.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from datetime import datetime
+from typing import Any
 
 from polling.engine.blocked import Network
 from polling.engine.probes.drivers import (
@@ -25,6 +26,7 @@ from polling.engine.probes.drivers import (
     resolve,
 )
 from polling.engine.reasons import timed_out
+from polling.engine.transport import Exchange, Transport
 from polling.engine.types import Outcome, Task
 
 SCHEMES = ("postgres", "postgresql")
@@ -32,6 +34,15 @@ DEFAULT_PORT = 5432
 # libpq refuses a connect timeout under 2 s; the side pool's deadline
 # still holds a shorter one.
 MIN_CONNECT_TIMEOUT = 2
+
+
+def poll_steps(
+    handle: Transport, task: Task, started_at: datetime
+) -> Generator[Exchange, Any, Outcome]:
+    """The check run here, blocking (probe()); the executor hands these
+    polls to the side pool instead (engine/side_pool.py)."""
+    return check(task, started_at, handle.blocked_networks)
+    yield  # a generator that needs no exchange
 
 
 def check(task: Task, started_at: datetime, networks: Sequence[Network]) -> Outcome:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import shlex
 import ssl
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from datetime import datetime
+from typing import Any
 
 import certifi
 
@@ -29,10 +30,20 @@ from polling.engine.probes.drivers import (
     resolve,
 )
 from polling.engine.reasons import timed_out
+from polling.engine.transport import Exchange, Transport
 from polling.engine.types import Outcome, Task
 
 SCHEMES = ("redis", "rediss")
 DEFAULT_PORT = 6379
+
+
+def poll_steps(
+    handle: Transport, task: Task, started_at: datetime
+) -> Generator[Exchange, Any, Outcome]:
+    """The check run here, blocking (probe()); the executor hands these
+    polls to the side pool instead (engine/side_pool.py)."""
+    return check(task, started_at, handle.blocked_networks)
+    yield  # a generator that needs no exchange
 
 
 def check(task: Task, started_at: datetime, networks: Sequence[Network]) -> Outcome:

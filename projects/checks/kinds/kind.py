@@ -26,6 +26,9 @@ class CheckKind:
     # Schemes whose polls read the server's certificate, so its expiry is
     # watched (projects/incidents/certificates.py).
     tls_schemes: tuple[str, ...] = ()
+    # Whether the password in its URL is write-only: shown masked, kept
+    # when the mask comes back (projects/checks/credentials.py).
+    secret_credentials: bool = False
 
     def reads_certificate(self, url: str) -> bool:
         return url.partition("://")[0].lower() in self.tls_schemes
