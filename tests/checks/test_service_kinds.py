@@ -43,6 +43,8 @@ VALID = {
         ("mysql://db.example.com?ssl=true", "mysql"),
         ("redis://cache.example.com", "redis"),
         ("rediss://:pw@cache.example.com:6380/2?command=PING&expect=PONG", "redis"),
+        ("grpc://api.example.com:50051/shop.Cart", "grpc"),
+        ("grpcs://api.example.com:443", "grpc"),
     ],
 )
 def test_a_service_url_is_accepted_and_chooses_its_kind(url, name):
@@ -77,6 +79,20 @@ def test_a_service_url_is_accepted_and_chooses_its_kind(url, name):
         (
             "redis://cache.example.com/0?query=PING&query=INFO",
             "“query” is given twice.",
+        ),
+        (
+            "grpc://api.example.com/shop.Cart",
+            "A gRPC check needs a port: "
+            "grpc://api.example.com:50051/my.package.Service.",
+        ),
+        (
+            "grpc://api.example.com:50051/a/b",
+            "The path is one service's full name: "
+            "grpc://api.example.com:50051/my.package.Service.",
+        ),
+        (
+            "grpc://u:p@api.example.com:50051/",
+            "A gRPC health check cannot log in: remove the user name.",
         ),
     ],
 )

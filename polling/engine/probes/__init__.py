@@ -17,14 +17,14 @@ from datetime import datetime
 from typing import Any
 
 from polling.engine.blocked import Network
-from polling.engine.probes import http, mysql, postgres, redis, tcp
+from polling.engine.probes import grpc, http, mysql, postgres, redis, tcp
 from polling.engine.transport import Exchange, Transport
 from polling.engine.types import Outcome, Task
 
 PollSteps = Generator[Exchange, Any, Outcome]
 Probe = Callable[[Transport, Task, datetime], PollSteps]
 
-KIND_MODULES = (http, tcp, postgres, mysql, redis)
+KIND_MODULES = (http, tcp, postgres, mysql, redis, grpc)
 PROBES: dict[str, Probe] = {
     scheme: module.poll_steps for module in KIND_MODULES for scheme in module.SCHEMES
 }
@@ -35,7 +35,7 @@ PROBES: dict[str, Probe] = {
 # started_at, blocked_networks)`, which blocks and returns the Outcome,
 # never raising.
 Driver = Callable[[Task, datetime, Sequence[Network]], Outcome]
-DRIVER_MODULES = (postgres, mysql, redis)
+DRIVER_MODULES = (postgres, mysql, redis, grpc)
 DRIVERS: dict[str, Driver] = {
     scheme: module.check for module in DRIVER_MODULES for scheme in module.SCHEMES
 }
