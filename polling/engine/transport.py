@@ -166,6 +166,7 @@ class Transport:
         self._sessions = sessions
         self._share: pycurl.CurlShare | None = None
         self._resolve = list(resolve)
+        self._ca_bundle = ca_bundle
         self._set_defaults(ca_bundle, self._resolve)
         self._guard.install(self._curl)
 
@@ -215,6 +216,24 @@ class Transport:
         return Connecting(
             host, port, timeout_ms=timeout_ms, resolve=self._resolve, guard=guard
         )
+
+    def fresh_handle(self, *, trusted: bool = False) -> tuple[pycurl.Curl, SocketGuard]:
+        """A new easy handle of its own (never shared, never reused) with
+        this transport's authorities, DNS overrides, blocked networks and
+        source address, and no proxy; its guard says what it refused.
+        The caller sets the protocols it may speak, and closes it."""
+        curl = pycurl.Curl()
+        guard = SocketGuard(self._blocked_networks)
+        guard.reset(trusted=trusted)
+        curl.setopt(pycurl.NOSIGNAL, 1)
+        curl.setopt(pycurl.PROXY, "")
+        curl.setopt(pycurl.CAINFO, self._ca_bundle)
+        if self._resolve:
+            curl.setopt(pycurl.RESOLVE, self._resolve)
+        if _source_address:
+            curl.setopt(pycurl.INTERFACE, _source_address)
+        guard.install(curl)
+        return curl, guard
 
     def close(self) -> None:
         """Close the connections. Waits for DNS lookups that a timeout
@@ -466,6 +485,11 @@ def _resume_sessions(curl: pycurl.Curl, resume: bool) -> None:
     server sends no certificate in it, so libcurl reports no chain: a
     request that must read the certificate's expiry shakes hands in full."""
     curl.setopt(pycurl.SSL_SESSIONID_CACHE, int(resume))
+
+
+def certificate_expiry(certificate: Sequence[tuple[str, str]]) -> datetime | None:
+    """When a certificate of libcurl's INFO_CERTINFO expires."""
+    return _expiry(certificate)
 
 
 def _expiry(certificate: Sequence[tuple[str, str]]) -> datetime | None:

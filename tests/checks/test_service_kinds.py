@@ -45,6 +45,10 @@ VALID = {
         ("rediss://:pw@cache.example.com:6380/2?command=PING&expect=PONG", "redis"),
         ("grpc://api.example.com:50051/shop.Cart", "grpc"),
         ("grpcs://api.example.com:443", "grpc"),
+        ("smtp://mail.example.com:587?starttls=required", "mail"),
+        ("smtps://u:p@mail.example.com", "mail"),
+        ("imap://mail.example.com?starttls=off", "mail"),
+        ("pop3s://mail.example.com:995/", "mail"),
     ],
 )
 def test_a_service_url_is_accepted_and_chooses_its_kind(url, name):
@@ -93,6 +97,19 @@ def test_a_service_url_is_accepted_and_chooses_its_kind(url, name):
         (
             "grpc://u:p@api.example.com:50051/",
             "A gRPC health check cannot log in: remove the user name.",
+        ),
+        (
+            "smtp://mail.example.com?starttls=maybe",
+            "starttls is required, optional or off.",
+        ),
+        (
+            "smtps://mail.example.com?starttls=off",
+            "With smtps:// TLS comes first: the URL takes no ?starttls=off.",
+        ),
+        (
+            "imap://mail.example.com/INBOX",
+            "A mail server check is scheme://host:port, with no path: "
+            "smtp://mail.example.com:587?starttls=required.",
         ),
     ],
 )
@@ -229,6 +246,7 @@ def test_importing_the_export_again_changes_nothing_and_keeps_the_password():
         VALID["url"],
         f"mysql://root:{SECRET}@db.example.com/test",
         f"rediss://:{SECRET}@cache.example.com:6380/0",
+        f"smtp://monitor:{SECRET}@mail.example.com:587",
     ],
 )
 def test_every_page_shows_a_service_project_with_its_password_masked(

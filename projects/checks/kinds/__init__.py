@@ -19,10 +19,10 @@ have no URL, so no scheme chooses them.
 
 from __future__ import annotations
 
-from projects.checks.kinds import grpc, http, mysql, postgres, redis, tcp
+from projects.checks.kinds import grpc, http, mail, mysql, postgres, redis, tcp
 from projects.checks.kinds.kind import CheckKind
 
-KIND_MODULES = (http, tcp, postgres, mysql, redis, grpc)
+KIND_MODULES = (http, tcp, postgres, mysql, redis, grpc, mail)
 KINDS: tuple[CheckKind, ...] = tuple(module.KIND for module in KIND_MODULES)
 BY_SCHEME: dict[str, CheckKind] = {
     scheme: kind for kind in KINDS for scheme in kind.schemes

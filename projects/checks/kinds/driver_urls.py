@@ -40,4 +40,6 @@ def check_expectation(params: dict) -> None:
 
 def _listed(names: tuple[str, ...]) -> str:
     spelled = [f"?{name}=" for name in names]
+    if len(spelled) == 1:
+        return spelled[0]
     return ", ".join(spelled[:-1]) + " or " + spelled[-1]
