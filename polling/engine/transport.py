@@ -8,6 +8,7 @@ costs the others nothing, and it reports how long each phase took.
 
 from __future__ import annotations
 
+import select
 import ssl
 import time
 from collections.abc import Callable, Sequence
@@ -405,11 +406,36 @@ class Exchange(Protocol):
 
 def perform(exchange: Exchange) -> Any:
     """Run an exchange to its end on this thread; what finish() returns."""
+    if isinstance(exchange, Readable):
+        return exchange.finish(*exchange.wait())
     try:
         exchange.curl.perform()
     except pycurl.error as error:
         return exchange.finish(*error.args)
     return exchange.finish()
+
+
+class Readable:
+    """An exchange that is no libcurl transfer: waiting until a socket
+    libcurl handed over (a WebSocket's, CONNECT_ONLY) has something to
+    read, or the monotonic `deadline` passes. Transfers waits for it in
+    the same epoll as its transfers; perform() waits on this thread."""
+
+    curl = None
+
+    def __init__(self, fd: int, deadline: float) -> None:
+        self.fd = fd
+        self.deadline = deadline
+
+    def wait(self) -> tuple[int, str]:
+        """Block until readable (0) or the deadline (a timeout's code)."""
+        left = max(self.deadline - time.monotonic(), 0.0)
+        ready, _, _ = select.select([self.fd], [], [], left)
+        return (0, "") if ready else (pycurl.E_OPERATION_TIMEDOUT, "")
+
+    def finish(self, code: int = 0, message: str = "") -> None:
+        if code:
+            raise TransferError(code, message or "timed out waiting for an answer")
 
 
 class Connecting:

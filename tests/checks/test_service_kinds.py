@@ -49,6 +49,8 @@ VALID = {
         ("smtps://u:p@mail.example.com", "mail"),
         ("imap://mail.example.com?starttls=off", "mail"),
         ("pop3s://mail.example.com:995/", "mail"),
+        ("wss://live.example.com/socket?token=abc&send=ping&expect=pong", "websocket"),
+        ("ws://127.0.0.1:8080/", "websocket"),
     ],
 )
 def test_a_service_url_is_accepted_and_chooses_its_kind(url, name):
@@ -105,6 +107,11 @@ def test_a_service_url_is_accepted_and_chooses_its_kind(url, name):
         (
             "smtps://mail.example.com?starttls=off",
             "With smtps:// TLS comes first: the URL takes no ?starttls=off.",
+        ),
+        (
+            "wss://live.example.com/socket?expect=pong",
+            "“expect” is looked for in the reply to a message: add ?send=, "
+            "e.g. wss://live.example.com/socket?send=ping&expect=pong.",
         ),
         (
             "imap://mail.example.com/INBOX",

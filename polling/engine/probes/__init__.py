@@ -17,14 +17,23 @@ from datetime import datetime
 from typing import Any
 
 from polling.engine.blocked import Network
-from polling.engine.probes import grpc, http, mail, mysql, postgres, redis, tcp
+from polling.engine.probes import (
+    grpc,
+    http,
+    mail,
+    mysql,
+    postgres,
+    redis,
+    tcp,
+    websocket,
+)
 from polling.engine.transport import Exchange, Transport
 from polling.engine.types import Outcome, Task
 
 PollSteps = Generator[Exchange, Any, Outcome]
 Probe = Callable[[Transport, Task, datetime], PollSteps]
 
-KIND_MODULES = (http, tcp, postgres, mysql, redis, grpc, mail)
+KIND_MODULES = (http, tcp, postgres, mysql, redis, grpc, mail, websocket)
 PROBES: dict[str, Probe] = {
     scheme: module.poll_steps for module in KIND_MODULES for scheme in module.SCHEMES
 }

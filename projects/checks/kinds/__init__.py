@@ -19,10 +19,19 @@ have no URL, so no scheme chooses them.
 
 from __future__ import annotations
 
-from projects.checks.kinds import grpc, http, mail, mysql, postgres, redis, tcp
+from projects.checks.kinds import (
+    grpc,
+    http,
+    mail,
+    mysql,
+    postgres,
+    redis,
+    tcp,
+    websocket,
+)
 from projects.checks.kinds.kind import CheckKind
 
-KIND_MODULES = (http, tcp, postgres, mysql, redis, grpc, mail)
+KIND_MODULES = (http, tcp, postgres, mysql, redis, grpc, mail, websocket)
 KINDS: tuple[CheckKind, ...] = tuple(module.KIND for module in KIND_MODULES)
 BY_SCHEME: dict[str, CheckKind] = {
     scheme: kind for kind in KINDS for scheme in kind.schemes
