@@ -312,7 +312,7 @@ class Coordinator:
             lambda: not waiting & self._scheduler.in_flight_ids(), deadline
         ):
             return False
-        queued = self._executor.results_queued
+        queued = self._executor.results_queued + self._side_pool.results_queued
         return self._wait_for(lambda: self._writer.settled >= queued, deadline)
 
     def _wait_for(self, condition, deadline: float) -> bool:

@@ -102,6 +102,7 @@ class SidePool:
         self.hung = 0  # threads abandoned whose driver has not returned
         self.timed_out = 0  # checks the pool gave up on, in all
         self.refused = 0  # checks failed unstarted: too many threads hung
+        self.results_queued = 0  # outcomes handed to the result queue
 
     @property
     def limit(self) -> int:
@@ -273,6 +274,7 @@ class SidePool:
             except queue.Full:
                 return
             outcome = held.pop(0)
+            self.results_queued += 1
             self._on_finished(outcome.project_id, outcome)
 
 
