@@ -16,6 +16,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from projects.as_code import bounded_yaml
 from projects.as_code.schema import (
     CHANNEL_SECRET_FIELDS,
     PROJECTS,
@@ -26,6 +27,7 @@ from projects.as_code.schema import (
     values_of,
 )
 from projects.models import Team
+from projects.notifications.masking import MASK
 
 # YAML reads an unquoted 02:00 as the number 120 (base 60).
 TIME_HINT = "Expected a time in quotes, like '02:00'."
@@ -46,6 +48,10 @@ class InvalidFile(Exception):
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__("\n".join(str(problem) for problem in problems))
         self.problems = problems
+
+
+class RefusedFile(InvalidFile):
+    """The file is over the bounds of bounded_yaml: not read at all."""
 
 
 @dataclass
@@ -82,7 +88,9 @@ def parse(text: str) -> dict[str, list[dict]]:
     """The file's sections, each a list of entries; raises InvalidFile when
     it is not YAML or not shaped like an export."""
     try:
-        document = yaml.safe_load(text)
+        document = bounded_yaml.load(text)
+    except bounded_yaml.Refused as error:
+        raise RefusedFile([Problem("file", "", str(error))]) from None
     except yaml.YAMLError as error:
         raise InvalidFile([Problem("file", "", f"Not valid YAML: {error}")]) from None
     if document is None:
@@ -186,11 +194,41 @@ def bind(
             data[name] = ""
         else:
             value = entry.get(name, section.default(name, kind))
+            if section is PROJECTS and name == "headers":
+                value = unmasked_headers(value, instance)
             data[name] = _posted(form_class.base_fields[name], value)
     # A new project's form otherwise looks up the default channels.
     initial = {"channels": []} if section is PROJECTS else {}
     instance = instance or section.model(team=team)
     return form_class(data=data, instance=instance, initial=initial)
+
+
+def unmasked_headers(headers: object, instance: models.Model | None) -> object:
+    """An export's masked header value (•••) stands for the stored one."""
+    if not isinstance(headers, dict):
+        return headers
+    stored = (instance.headers if instance is not None else None) or {}
+    return {
+        name: stored.get(name, value) if value == MASK else value
+        for name, value in headers.items()
+    }
+
+
+def masked_header_problems(where: str, entry: dict, instance) -> list[Problem]:
+    """A masked header value with no stored value to stand for."""
+    headers = unmasked_headers(entry.get("headers"), instance)
+    if not isinstance(headers, dict):
+        return []
+    return [
+        Problem(
+            where,
+            "headers",
+            f"“{name}” is masked ({MASK}) and the project has no stored value "
+            "for it; write the value out.",
+        )
+        for name, value in headers.items()
+        if value == MASK
+    ]
 
 
 def _noun(section_key: str) -> str:
@@ -226,6 +264,10 @@ def checked(
         old = values_of(section, instance, current_references(section, instance))
     form = bind(section, entry, instance, known, team)
     where = entry_label(section, entry["name"])
+    if section is PROJECTS and (
+        masked := masked_header_problems(where, entry, instance)
+    ):
+        return masked
     if not form.is_valid():
         return form_problems(where, form)
     if section is PROJECTS and "failure_threshold" in entry:

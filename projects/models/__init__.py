@@ -2,11 +2,13 @@
 notifications about them."""
 
 from projects.models.account_mail import AccountEmail
+from projects.models.agents import Agent
 from projects.models.api_keys import ApiKey
 from projects.models.audit import AuditEntry
 from projects.models.escalation import Escalation, EscalationStep
 from projects.models.housekeeping import HousekeepingRun
 from projects.models.incidents import Incident
+from projects.models.invitations import Invitation
 from projects.models.maintenance import MaintenanceWindow
 from projects.models.notifications import (
     DeliveryAttempt,
@@ -57,6 +59,7 @@ __all__ = [
     "MAX_PHASE_MS",
     "MAX_TIMEOUT_SECONDS",
     "AccountEmail",
+    "Agent",
     "AnnouncementCursor",
     "ApiKey",
     "AuditEntry",
@@ -67,6 +70,7 @@ __all__ = [
     "HourlyRollup",
     "HousekeepingRun",
     "Incident",
+    "Invitation",
     "MaintenanceWindow",
     "Membership",
     "MonitorOutage",

@@ -22,6 +22,7 @@ from projects.models import (
     DeliveryAttempt,
     HourlyRollup,
     Incident,
+    Invitation,
     MaintenanceWindow,
     Membership,
     Notification,
@@ -44,6 +45,7 @@ SESSION_KEY = "current_team_id"
 TEAM_PATHS: dict[type[Model], str] = {
     Team: "pk",
     Membership: "team",
+    Invitation: "team",
     Project: "team",
     Tag: "team",
     NotificationChannel: "team",
