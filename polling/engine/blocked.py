@@ -39,6 +39,21 @@ def blocked_network(address: Address, networks: Sequence[Network]) -> Network | 
     return None
 
 
+def first_allowed(
+    addresses: Sequence[str], networks: Sequence[Network], *, trusted: bool
+) -> tuple[str | None, str]:
+    """The first of `addresses` an untrusted poll may reach, and "" ; or
+    None and the reason none may be (the kinds on the poller's own
+    sockets, which libcurl's socket guard does not see)."""
+    refused = ""
+    for text in addresses:
+        ip = ipaddress.ip_address(text.split("%")[0])
+        if trusted or blocked_network(ip, networks) is None:
+            return text, ""
+        refused = refused or str(ip)
+    return None, f"{refused} is in a blocked network (POLL_BLOCKED_NETWORKS)"
+
+
 class Taint:
     """Whether a trusted poll has opened a connection to a blocked network
     on the handles sharing one connection cache (a worker thread's). From

@@ -20,6 +20,7 @@ import certifi
 
 from polling.engine.blocked import Network, Taint, parse_networks
 from polling.engine.heartbeats import missed_ping
+from polling.engine.pinger import Pingers
 from polling.engine.probes import PollSteps, driver_for, probe_for
 from polling.engine.probes.outcomes import Trace, outcome, unexpected
 from polling.engine.tls_sessions import SessionShares
@@ -67,6 +68,7 @@ def make_handle(
         resolve=resolve,
         blocked_networks=parse_networks(blocked_networks),
         sessions=SessionShares(),
+        pingers=Pingers(),
     )
 
 
@@ -89,6 +91,7 @@ def make_transfers(
     ca_bundle = ca_bundle or certifi.where()
     networks = parse_networks(blocked_networks)
     taint = Taint()  # the connections are shared: so is what they reached
+    pingers = Pingers()  # one ICMP socket per family for the worker's pings
     return Transfers(
         lambda: Transport(
             ca_bundle=ca_bundle,
@@ -97,6 +100,7 @@ def make_transfers(
             blocked_networks=networks,
             taint=taint,
             sessions=sessions,
+            pingers=pingers,
         )
     )
 

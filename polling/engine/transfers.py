@@ -15,6 +15,8 @@ has such sockets.
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import select
 import time
 from collections.abc import Callable
@@ -54,6 +56,19 @@ class Transfers(Generic[Owner]):
         self._spare: list[Transport] = []
         self._made: list[Transport] = []
         self._owners: dict[pycurl.Curl, Owner] = {}
+        self._epoll = select.epoll()
+        self._watched: set[int] = set()
+        self._timer_at: float | None = None
+        self._doorbell: Doorbell | None = None
+        self.rung = False  # whether the last wait() was ended by the doorbell
+        # Exchanges on the poller's own sockets (sockets.py): each with its
+        # owner; the channels they wait on, by file descriptor; their
+        # deadlines, soonest first (lazy removal: an ended one is skipped).
+        self._socket_owners: dict[object, Owner] = {}
+        self._channels: dict[int, tuple[object, int]] = {}
+        self._deadlines: list[tuple[float, int, object]] = []
+        self._order = itertools.count()
+        self._ended_early: list[tuple[Owner, int, str]] = []
         # Waits for a socket to have something to read (transport.Readable):
         # a WebSocket's reply comes on a connection libcurl has handed over.
         self._waits: dict[int, tuple[Readable, Owner]] = {}
@@ -61,20 +76,16 @@ class Transfers(Generic[Owner]):
         # CONNECT_ONLY handle closes its connection, which the probe still
         # uses (a WebSocket's). Closing the handle removes it.
         self._left_attached: set[pycurl.Curl] = set()
-        # Transfers with a deadline of their own (a monotonic `deadline`):
-        # libcurl drops its timeout while it awaits a WebSocket upgrade.
-        self._deadlines: dict[pycurl.Curl, float] = {}
-        self._epoll = select.epoll()
-        self._watched: set[int] = set()
-        self._timer_at: float | None = None
-        self._doorbell: Doorbell | None = None
-        self.rung = False  # whether the last wait() was ended by the doorbell
+        # libcurl transfers with a deadline of their own (a monotonic
+        # `deadline`): libcurl drops its timeout while it awaits a WebSocket
+        # upgrade.
+        self._curl_deadlines: dict[pycurl.Curl, float] = {}
         self._multi = pycurl.CurlMulti()
         self._multi.setopt(pycurl.M_SOCKETFUNCTION, self._watch)
         self._multi.setopt(pycurl.M_TIMERFUNCTION, self._set_timer)
 
     def __len__(self) -> int:
-        return len(self._owners) + len(self._waits)
+        return len(self._owners) + len(self._socket_owners) + len(self._waits)
 
     def transport(self) -> Transport:
         """A transport not in use; give it back with release()."""
@@ -96,9 +107,12 @@ class Transfers(Generic[Owner]):
                 self._epoll.modify(exchange.fd, select.EPOLLIN)
             self._waits[exchange.fd] = (exchange, owner)
             return
+        if exchange.curl is None:
+            self._add_socket_exchange(exchange, owner)
+            return
         self._multi.add_handle(exchange.curl)
         if (deadline := getattr(exchange, "deadline", None)) is not None:
-            self._deadlines[exchange.curl] = deadline
+            self._curl_deadlines[exchange.curl] = deadline
         if getattr(exchange, "keeps_connection", False):
             self._left_attached.add(exchange.curl)
         self._owners[exchange.curl] = owner
@@ -112,18 +126,25 @@ class Transfers(Generic[Owner]):
         """Let libcurl work until a socket is ready, its timer fires, the
         doorbell rings or `timeout` seconds pass (None: no limit but
         those); returns the exchanges that ended."""
-        for wake_at in (self._timer_at, self._first_wait_deadline()):
+        socket_deadline = self._deadlines[0][0] if self._deadlines else None
+        for wake_at in (self._timer_at, socket_deadline, self._first_wait_deadline()):
             if wake_at is not None:
                 left = max(wake_at - self._clock(), 0.0)
                 timeout = left if timeout is None else min(timeout, left)
+        if self._ended_early:
+            timeout = 0.0
         action = self._multi.socket_action
         doorbell = self._doorbell
         self.rung = False
+        ended, self._ended_early = self._ended_early, []
         readable = []
         for fd, mask in self._epoll.poll(-1 if timeout is None else timeout):
             if doorbell is not None and fd == doorbell.fileno():
                 doorbell.clear()
                 self.rung = True
+                continue
+            if fd in self._channels:
+                self._channel_ready(fd, mask, ended)
                 continue
             if fd in self._waits:
                 readable.append(fd)
@@ -132,14 +153,19 @@ class Transfers(Generic[Owner]):
         if self._timer_at is not None and self._clock() >= self._timer_at:
             self._timer_at = None
             action(pycurl.SOCKET_TIMEOUT, 0)
-        return self._ended() + self._waits_ended(readable)
+        self._expire(ended)
+        ended.extend(self._ended())
+        ended.extend(self._waits_ended(readable))
+        return ended
 
     def close(self) -> list[Owner]:
         """Abandon the exchanges in flight and close every handle; returns
         the owners of the exchanges abandoned."""
-        abandoned = list(self._owners.values())
+        abandoned = list(self._owners.values()) + list(self._socket_owners.values())
+        for exchange in list(self._socket_owners):
+            self._end_socket_exchange(exchange)
         self._left_attached.clear()
-        self._deadlines.clear()
+        self._curl_deadlines.clear()
         for curl in list(self._owners):
             self._multi.remove_handle(curl)
         self._owners.clear()
@@ -150,6 +176,63 @@ class Transfers(Generic[Owner]):
         self._multi.close()
         self._epoll.close()
         return abandoned
+
+    # Exchanges on the poller's own sockets ----------------------------------
+
+    def _add_socket_exchange(self, exchange, owner: Owner) -> None:
+        self._socket_owners[exchange] = owner
+        if exchange.done:
+            self._ended_early.append(self._end_socket_exchange(exchange))
+            return
+        heapq.heappush(
+            self._deadlines, (exchange.deadline, next(self._order), exchange)
+        )
+        channel = exchange.channel
+        if channel is not None:
+            self._watch_channel(channel)
+
+    def _watch_channel(self, channel) -> None:
+        fd = channel.fileno()
+        events = channel.events
+        watched = self._channels.get(fd)
+        if watched is None:
+            self._epoll.register(fd, events)
+        elif watched[1] != events:
+            self._epoll.modify(fd, events)
+        self._channels[fd] = (channel, events)
+
+    def _channel_ready(self, fd: int, mask: int, ended: list) -> None:
+        channel = self._channels[fd][0]
+        for exchange in channel.channel_ready(mask):
+            if exchange in self._socket_owners:
+                ended.append(self._end_socket_exchange(exchange))
+        if fd in self._channels:
+            self._watch_channel(channel)
+
+    def _expire(self, ended: list) -> None:
+        now = self._clock()
+        deadlines = self._deadlines
+        while deadlines and deadlines[0][0] <= now:
+            exchange = heapq.heappop(deadlines)[2]
+            if exchange in self._socket_owners:
+                exchange.expire()
+                if exchange.done:
+                    ended.append(self._end_socket_exchange(exchange))
+                else:  # it asked to be woken again
+                    heapq.heappush(
+                        deadlines, (exchange.deadline, next(self._order), exchange)
+                    )
+
+    def _end_socket_exchange(self, exchange) -> tuple[Owner, int, str]:
+        owner = self._socket_owners.pop(exchange)
+        channel = exchange.channel
+        if channel is not None and not channel.shared:
+            fd = channel.fileno()
+            if self._channels.pop(fd, None) is not None:
+                with contextlib.suppress(OSError):
+                    self._epoll.unregister(fd)
+            exchange.close()
+        return owner, 0, ""
 
     def _ended(self) -> list[tuple[Owner, int, str]]:
         ended = []
@@ -163,19 +246,19 @@ class Transfers(Generic[Owner]):
                 return ended
 
     def _first_wait_deadline(self) -> float | None:
-        if not (self._waits or self._deadlines):
+        if not (self._waits or self._curl_deadlines):
             return None
         return min(
             [readable.deadline for readable, _ in self._waits.values()]
-            + list(self._deadlines.values())
+            + list(self._curl_deadlines.values())
         )
 
     def _waits_ended(self, readable: list[int]) -> list[tuple[Owner, int, str]]:
         """The waits whose socket is readable, then those past their deadline."""
         ended = [self._unwait(fd, 0, "") for fd in readable]
-        if self._deadlines:
+        if self._curl_deadlines:
             now = self._clock()
-            for curl, deadline in list(self._deadlines.items()):
+            for curl, deadline in list(self._curl_deadlines.items()):
                 if now >= deadline:
                     self._left_attached.discard(curl)
                     owner = self._remove(curl)
@@ -194,7 +277,7 @@ class Transfers(Generic[Owner]):
         return owner, code, message
 
     def _remove(self, curl: pycurl.Curl) -> Owner:
-        self._deadlines.pop(curl, None)
+        self._curl_deadlines.pop(curl, None)
         if curl in self._left_attached:
             self._left_attached.discard(curl)
         else:

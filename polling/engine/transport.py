@@ -33,6 +33,9 @@ MAX_REMEMBERED_CERTIFICATES = MAX_ORIGINS
 # Until then, new handshakes with that origin do not ask libcurl for the
 # chain: reading it costs about a seventh of the handshake's CPU.
 CERTIFICATE_REFRESH_SECONDS = 3600
+# The most header lines kept of a response, for header assertions: a
+# server cannot make a poll hold more.
+MAX_KEPT_HEADERS = 200
 _METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 # The key-exchange groups offered: OpenSSL's defaults less the post-quantum
 # hybrid X25519MLKEM768. Offered, it brings a key share of its own to every
@@ -61,6 +64,9 @@ class Request:
     body: bytes = b""
     verify_tls: bool = True
     keep_body: bool = False  # else the body is read and counted, not kept
+    # Keep the final response's headers (for header assertions); else
+    # libcurl reads them with no Python call per line.
+    keep_headers: bool = False
     # May connect to POLL_BLOCKED_NETWORKS (its team is trusted).
     trusted: bool = False
 
@@ -91,6 +97,9 @@ class Response:
     body: bytes = b""  # at most MAX_BODY_BYTES, when the request kept it
     truncated: bool = False  # the body went on past MAX_BODY_BYTES
     content_type: str | None = None
+    # The final response's headers as (name, value), when the request
+    # kept them.
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,14 +159,19 @@ class Transport:
         blocked_networks: Sequence[Network] = (),
         taint: Taint | None = None,
         sessions: SessionShares | None = None,
+        pingers: Any = None,
     ) -> None:
         self._curl = pycurl.Curl()
+        # The ICMP sockets of the ping checks, one per family, shared by the
+        # transports of one worker thread (pinger.Pingers; None: no pings).
+        self.pingers = pingers
         self._blocked_networks = tuple(blocked_networks)
         self._guard = SocketGuard(self._blocked_networks, taint)
         self._clock = clock
         self._received = 0
         self._capped = False
         self._kept: list[bytes] | None = None
+        self._header_lines: list[bytes] | None = None
         # Shared by the transports of one worker thread, which share their
         # connections too.
         self._certificates = {} if certificates is None else certificates
@@ -177,6 +191,8 @@ class Transport:
 
     @property
     def blocked_networks(self) -> tuple[Network, ...]:
+        """Where untrusted polls may not connect; the kinds on the poller's
+        own sockets check their addresses against it (blocked.py)."""
         return self._blocked_networks
 
     def perform(self, request: Request, *, timeout_ms: int) -> Response:
@@ -205,6 +221,7 @@ class Transport:
             body=b"".join(self._kept or ()),
             truncated=self._capped,
             content_type=curl.getinfo(pycurl.CONTENT_TYPE),
+            headers=_parse_headers(self._header_lines),
         )
 
     def connecting(
@@ -266,6 +283,7 @@ class Transport:
         self._received = 0
         self._capped = False
         self._kept = [] if request.keep_body else None
+        self._keep_headers(request.keep_headers)
         curl.setopt(pycurl.URL, request.url)
         origin, https = _origin(request.url)
         self._origin = origin if https else None
@@ -308,6 +326,26 @@ class Transport:
         self._keep(chunk)
         self._received += len(chunk)
         return None
+
+    def _keep_headers(self, keep: bool) -> None:
+        if keep:
+            if self._header_lines is None:
+                self._curl.setopt(pycurl.HEADERFUNCTION, self._header)
+            self._header_lines = []
+        elif self._header_lines is not None:
+            self._curl.unsetopt(pycurl.HEADERFUNCTION)
+            self._header_lines = None
+
+    def _header(self, line: bytes) -> None:
+        """libcurl's header callback: keep the lines of the last response
+        (a 100 Continue or a redirect followed is a response of its own)."""
+        lines = self._header_lines
+        if lines is None:
+            return
+        if line.startswith(b"HTTP/"):
+            lines.clear()
+        elif len(lines) < MAX_KEPT_HEADERS:
+            lines.append(line)
 
     def _keep(self, chunk: bytes) -> None:
         if self._kept is not None and chunk:
@@ -408,6 +446,8 @@ def perform(exchange: Exchange) -> Any:
     """Run an exchange to its end on this thread; what finish() returns."""
     if isinstance(exchange, Readable):
         return exchange.finish(*exchange.wait())
+    if exchange.curl is None:  # on a socket of the poller's own (sockets.py)
+        return exchange.run()
     try:
         exchange.curl.perform()
     except pycurl.error as error:
@@ -475,6 +515,19 @@ class Connecting:
             )
         finally:
             curl.close()
+
+
+def _parse_headers(lines: list[bytes] | None) -> tuple[tuple[str, str], ...]:
+    """(name, value) pairs of raw header lines, read as Latin-1 (RFC 9110
+    allows any byte in a value); lines that are not a header are left out."""
+    if not lines:
+        return ()
+    pairs = []
+    for line in lines:
+        name, colon, value = line.decode("latin-1").partition(":")
+        if colon and name.strip():
+            pairs.append((name.strip(), value.strip()))
+    return tuple(pairs)
 
 
 def _origin(url: str) -> tuple[str | None, bool]:

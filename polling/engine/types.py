@@ -35,6 +35,16 @@ class JsonAssertion:
 
 
 @dataclass(frozen=True, slots=True)
+class HeaderAssertion:
+    """A response header and what it must be: `operator` is one of exists,
+    absent, ==, contains, regex; `value` is empty for exists and absent."""
+
+    name: str
+    operator: str
+    value: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Target:
     """Everything one poll of a project needs, frozen at load time.
 
@@ -59,6 +69,22 @@ class Target:
     max_response_time_ms: int | None = None
     keyword: Keyword | None = None
     json_assertion: JsonAssertion | None = None
+    header_assertions: tuple[HeaderAssertion, ...] = ()
+    # UDP and SSH: what is sent (UDP), and the text the reply or banner
+    # must contain, or match as a regular expression.
+    payload: bytes = b""
+    expected_reply: str = ""
+    expected_reply_regex: bool = False
+    # DNS: the response code expected, the answers (as the record's text,
+    # names absolute) and how they must match (any, all, exactly), and
+    # whether the resolver's AD flag is required.
+    dns_rcode: str = "NOERROR"
+    dns_answers: tuple[str, ...] = ()
+    dns_match: str = "any"
+    dns_dnssec: bool = False
+    # ICMP: echo requests per poll, and the loss that is still up.
+    ping_count: int = 3
+    ping_max_loss_percent: int = 66
     problem: str = ""
     # Heartbeat (push) projects are not polled: the scheduler checks, at
     # ping_deadline, that a ping came in (the store decides, in the database).
@@ -133,6 +159,10 @@ class Outcome:
     # What the target said when it is not an error: a ping's body.
     message: str = ""
     deadline: DeadlineMove | None = None  # heartbeat projects only
+    # Ping checks: the replies' round trips (min, avg, max) in microseconds,
+    # and the share of echo requests lost.
+    rtt_us: tuple[int, int, int] | None = None
+    loss_percent: int | None = None
 
     @property
     def is_missed_ping(self) -> bool:

@@ -17,14 +17,23 @@ import encodings
 import encodings.aliases
 import json
 import operator
+import re
 from collections.abc import Callable
 
 import jmespath
 from jmespath.exceptions import JMESPathError
 
-from polling.engine.types import JsonAssertion, Keyword, StatusRanges
+from polling.engine.types import (
+    HeaderAssertion,
+    JsonAssertion,
+    Keyword,
+    StatusRanges,
+)
 
 SHOWN_CHARACTERS = 60
+# What a regular expression is matched against at most: a server's header
+# or reply, so its cost has a bound the server cannot move.
+MAX_MATCHED_CHARACTERS = 4096
 _CUT = " in the first 1 MiB"
 # The charsets a body is decoded with: the text encodings of the web (the
 # WHATWG Encoding Standard's, by Python's module names) and a few more.
@@ -74,6 +83,57 @@ def keyword_reason(keyword: Keyword | None, text: str, *, truncated: bool) -> st
     if found and not keyword.present:
         return f"forbidden keyword {_quote(keyword.text)} found"
     return ""
+
+
+def header_reason(
+    assertions: tuple[HeaderAssertion, ...], headers: tuple[tuple[str, str], ...]
+) -> str:
+    """The first header assertion that fails, in words; names compare
+    without case, and a header sent twice is read as its values joined
+    with ", " (RFC 9110 5.3)."""
+    for assertion in assertions:
+        values = [v for n, v in headers if n.lower() == assertion.name.lower()]
+        if reason := _header_reason(assertion, values):
+            return reason
+    return ""
+
+
+def _header_reason(assertion: HeaderAssertion, values: list[str]) -> str:
+    name, wanted, op = assertion.name, assertion.value, assertion.operator
+    if op == "absent":
+        return f"header {name} found, must be absent" if values else ""
+    if not values:
+        return f"header {name} missing"
+    value = ", ".join(values)
+    if op == "==" and value != wanted:
+        return f"header {name}: expected {_quote(wanted)}, got {_quote(value)}"
+    if op == "contains" and wanted not in value:
+        return f"header {name} {_quote(wanted)} not found"
+    if op == "regex" and not _search(wanted, value):
+        return f"header {name} {_quote(value)} does not match {_quote(wanted)}"
+    return ""
+
+
+def reply_reason(what: str, reply: str, expected: str, *, regex: bool) -> str:
+    """Whether a reply (a UDP answer, an SSH banner) holds the expected
+    text, or matches it as a regular expression; "" when nothing is
+    expected."""
+    if not expected:
+        return ""
+    if regex:
+        if _search(expected, reply):
+            return ""
+        return f"{what} {_quote(reply)} does not match {_quote(expected)}"
+    if expected in reply:
+        return ""
+    return f"{what} {_quote(reply)} does not contain {_quote(expected)}"
+
+
+def _search(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text[:MAX_MATCHED_CHARACTERS]) is not None
+    except re.error:
+        return False
 
 
 def json_reason(

@@ -15,7 +15,13 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
-from polling.engine.types import JsonAssertion, Keyword, Outcome, Target
+from polling.engine.types import (
+    HeaderAssertion,
+    JsonAssertion,
+    Keyword,
+    Outcome,
+    Target,
+)
 
 _TARGET_FIELDS = {f.name for f in dataclasses.fields(Target)}
 _OUTCOME_FIELDS = {f.name for f in dataclasses.fields(Outcome)}
@@ -36,6 +42,10 @@ def target_to_json(target: Target) -> dict[str, Any]:
     data["json_assertion"] = target.json_assertion and dataclasses.asdict(
         target.json_assertion
     )
+    data["header_assertions"] = [
+        dataclasses.asdict(assertion) for assertion in target.header_assertions
+    ]
+    data["payload"] = target.payload.hex()  # bytes travel as hex digits
     for name in _TARGET_TIMES:
         data[name] = _time_to_json(data[name])
     return data
@@ -57,6 +67,14 @@ def target_from_json(data: dict[str, Any]) -> Target:
             values["keyword"] = Keyword(**values["keyword"])
         if values.get("json_assertion"):
             values["json_assertion"] = JsonAssertion(**values["json_assertion"])
+        values["header_assertions"] = tuple(
+            HeaderAssertion(**assertion)
+            for assertion in values.get("header_assertions", ())
+        )
+        values["payload"] = bytes.fromhex(values.get("payload", ""))
+        values["dns_answers"] = tuple(
+            str(answer) for answer in values.get("dns_answers", ())
+        )
         for name in _TARGET_TIMES:
             values[name] = _time_from_json(values.get(name), name)
         return Target(**values)
@@ -80,6 +98,8 @@ def outcome_from_json(data: dict[str, Any]) -> Outcome:
     try:
         for name in _OUTCOME_TIMES:
             values[name] = _time_from_json(values.get(name), name)
+        if values.get("rtt_us") is not None:
+            values["rtt_us"] = tuple(int(us) for us in values["rtt_us"])
         outcome = Outcome(**values)
     except (TypeError, ValueError) as error:
         raise WireError(f"not an outcome: {error}") from error

@@ -8,6 +8,7 @@ import sys
 import threading
 from collections.abc import Callable
 
+from polling.engine.pinger import icmp_mode
 from polling.engine.status import PollerStatus
 from polling.run import parts
 from polling.run.options import CannotRun, RunOptions
@@ -58,6 +59,7 @@ def _poll_until(
     try:
         if not stop.is_set():  # asked to stop before anything started
             parts.start(coordinator, control)
+            say(f"{icmp_mode()}.")
             check_in = parts.check_in(coordinator, control)
             parts.start_checking_in(check_in, keeper)
         while not stop.wait(config.status_log_seconds):

@@ -232,6 +232,10 @@ RESULT_FIELDS = (
     "connect_ms",
     "tls_ms",
     "first_byte_ms",
+    "rtt_min_us",
+    "rtt_avg_us",
+    "rtt_max_us",
+    "loss_percent",
     "region",
 )
 
@@ -267,7 +271,12 @@ def _result_row(outcome: Outcome, adapt: Callable) -> tuple:
         _phase(outcome.connect_ms),
         _phase(outcome.tls_ms),
         _phase(outcome.first_byte_ms),
+        *(outcome.rtt_us or _NO_ROUND_TRIPS),
+        outcome.loss_percent,
     )
+
+
+_NO_ROUND_TRIPS = (None, None, None)
 
 
 def _phase(ms: int | None) -> int | None:

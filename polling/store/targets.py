@@ -6,13 +6,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator
 from datetime import datetime
+from urllib.parse import urlsplit
 
+from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
 from polling.engine.pacing import no_pause
-from polling.engine.types import OK_STATUS, JsonAssertion, Keyword, Target
+from polling.engine.types import (
+    OK_STATUS,
+    HeaderAssertion,
+    JsonAssertion,
+    Keyword,
+    Target,
+)
 from polling.store.connections import close_connection
 from projects.checks.expectations import parse_expected_value, parse_status_codes
+from projects.checks.kinds.dns import normalized_answers, record_type
 from projects.models import (
     DEFAULT_REGION_ID,
     PollResult,
@@ -42,6 +51,17 @@ TARGET_FIELDS = [
     "json_query",
     "json_operator",
     "json_expected",
+    "header_assertions",
+    "udp_payload",
+    "udp_payload_hex",
+    "expected_reply",
+    "expected_reply_mode",
+    "dns_expected_rcode",
+    "dns_expected_answers",
+    "dns_answer_match",
+    "dns_require_dnssec",
+    "ping_count",
+    "ping_max_loss_percent",
     "kind",
     "grace_seconds",
     "ping_deadline",
@@ -60,6 +80,18 @@ def target_from_project(project: Project) -> Target:
     except ValueError as error:
         # Saved around the admin's validation: every poll says why.
         expected_status, problem = OK_STATUS, f"invalid expected status: {error}"
+    try:
+        assertions = _header_assertions(project)
+    except (AttributeError, KeyError, TypeError):
+        assertions, problem = (), problem or "invalid header assertions"
+    try:
+        payload = _payload(project)
+    except ValueError:
+        payload, problem = b"", problem or "invalid UDP payload: not hex digits"
+    try:
+        dns_answers = _dns_answers(project)
+    except ValueError as error:
+        dns_answers, problem = (), problem or f"invalid expected answers: {error}"
     return Target(
         project_id=project.pk,
         url=project.url,
@@ -75,6 +107,16 @@ def target_from_project(project: Project) -> Target:
         max_response_time_ms=project.max_response_time_ms,
         keyword=_keyword(project),
         json_assertion=_json_assertion(project),
+        header_assertions=assertions,
+        payload=payload,
+        expected_reply=project.expected_reply,
+        expected_reply_regex=project.expected_reply_mode == Project.ReplyMode.REGEX,
+        dns_rcode=project.dns_expected_rcode,
+        dns_answers=dns_answers,
+        dns_match=project.dns_answer_match,
+        dns_dnssec=project.dns_require_dnssec,
+        ping_count=project.ping_count,
+        ping_max_loss_percent=project.ping_max_loss_percent,
         problem=problem,
         failure_threshold=project.failure_threshold,
         recovery_threshold=project.recovery_threshold,
@@ -120,6 +162,30 @@ def _json_assertion(project: Project) -> JsonAssertion | None:
     )
 
 
+def _dns_answers(project: Project) -> tuple[str, ...]:
+    """The expected answers as the probe compares them; raises ValueError."""
+    if not project.dns_expected_answers:
+        return ()
+    try:
+        rdtype = record_type(urlsplit(project.url))
+    except ValidationError as error:
+        raise ValueError(error.messages[0]) from None
+    return normalized_answers(rdtype, project.dns_expected_answers)
+
+
+def _payload(project: Project) -> bytes:
+    if project.udp_payload_hex:
+        return bytes.fromhex(project.udp_payload)
+    return project.udp_payload.encode()
+
+
+def _header_assertions(project: Project) -> tuple[HeaderAssertion, ...]:
+    return tuple(
+        HeaderAssertion(item["name"], item["operator"], item.get("value", ""))
+        for item in project.header_assertions or ()
+    )
+
+
 class _ProjectRow:
     """One project's TARGET_FIELDS as attributes, and the Project methods
     target_from_project() reads: building model instances was half the
@@ -127,6 +193,7 @@ class _ProjectRow:
 
     __slots__ = TARGET_FIELDS
     Kind = Project.Kind
+    ReplyMode = Project.ReplyMode
     interval_seconds = Project.interval_seconds
     is_heartbeat = Project.is_heartbeat
 

@@ -71,6 +71,10 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
     form = ProjectForm
     # Adds "Export as YAML" and "Import YAML" (projects/admin/as_code.py).
     change_list_template = "admin/projects/project/change_list.html"
+
+    class Media:
+        js = ["js/project_kinds.js"]  # shows the URL's kind's section only
+
     list_display = [
         "name",
         "url_column",
@@ -108,23 +112,28 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
     fieldsets = [
         (None, {"fields": ["name", "kind", "enabled", "tags", "ping_url"]}),
         ("Badges", {"classes": ["collapse"], "fields": ["badge_urls"]}),
+        (None, {"fields": ["url"]}),
+        # One section per kind of check, labelled by its schemes; a small
+        # script (static/js/project_kinds.js) shows only the one the URL
+        # chooses. Without it every section shows.
         (
-            "Request",
+            "HTTP(S) request (http://, https://)",
             {
+                "classes": ["kind-section", "kind-http", "kind-https"],
                 "fields": [
-                    "url",
                     "method",
                     "headers",
                     "body",
                     "follow_redirects",
                     "allow_insecure_redirects",
                     "verify_tls",
-                ]
+                ],
             },
         ),
         (
-            "What counts as up",
+            "HTTP(S): what counts as up",
             {
+                "classes": ["kind-section", "kind-http", "kind-https"],
                 "description": "Every rule must hold; the first that fails is "
                 "the poll's reason. Content rules read the first 1 MiB of "
                 "the final response.",
@@ -132,10 +141,38 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
                     "expected_status",
                     ("keyword", "keyword_mode", "keyword_case_sensitive"),
                     ("json_query", "json_operator", "json_expected"),
-                    "max_response_time_ms",
+                    "header_assertions",
                 ],
             },
         ),
+        (
+            "UDP and SSH (udp://, ssh://)",
+            {
+                "classes": ["kind-section", "kind-udp", "kind-ssh"],
+                "fields": [
+                    ("udp_payload", "udp_payload_hex"),
+                    ("expected_reply", "expected_reply_mode"),
+                ],
+            },
+        ),
+        (
+            "DNS (dns://)",
+            {
+                "classes": ["kind-section", "kind-dns"],
+                "fields": [
+                    ("dns_expected_rcode", "dns_answer_match", "dns_require_dnssec"),
+                    "dns_expected_answers",
+                ],
+            },
+        ),
+        (
+            "Ping (icmp://)",
+            {
+                "classes": ["kind-section", "kind-icmp"],
+                "fields": [("ping_count", "ping_max_loss_percent")],
+            },
+        ),
+        ("Every kind", {"fields": ["max_response_time_ms"]}),
         (
             "Schedule",
             {

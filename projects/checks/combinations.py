@@ -6,6 +6,8 @@ message next to what the user should change.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.core.exceptions import ValidationError
 
 from projects.checks.expectations import (
@@ -13,7 +15,9 @@ from projects.checks.expectations import (
     normalized_status_codes,
     parse_expected_value,
 )
-from projects.checks.kinds import kind_of
+from projects.checks.kinds import KIND_OPTIONS, kind_of, kinds_using
+from projects.checks.kinds.dns import normalized_answers, record_type
+from projects.checks.validators import validate_regex
 
 NO_BODY_ON_HEAD = "A HEAD request gets no body to check: use GET."
 HEARTBEAT_IS_NOT_POLLED = "A heartbeat project is not polled: {what}."
@@ -45,8 +49,11 @@ def combination_errors(project) -> dict[str, str]:
     """{field name: message} for every option the others rule out."""
     errors: dict[str, str] = {}
     if project.is_heartbeat:
-        return _heartbeat_errors(project)
+        return {**_other_kinds_options(project, None), **_heartbeat_errors(project)}
     kind = kind_of(project.url) if project.url else None
+    errors.update(_other_kinds_options(project, kind))
+    errors.update(_reply_errors(project, kind))
+    errors.update(_dns_errors(project, kind))
     if not project.url:
         errors["url"] = "Enter the URL to poll."
     elif kind and not kind.sends_http:
@@ -56,6 +63,74 @@ def combination_errors(project) -> dict[str, str]:
     errors.update(_json_errors(project))
     errors.update(_slow_errors(project))
     return errors
+
+
+def _other_kinds_options(project, kind) -> dict[str, str]:
+    """Errors for the options of other kinds set on this project."""
+    errors = {}
+    mine = kind.options if kind else ()
+    for name in KIND_OPTIONS:
+        field = project._meta.get_field(name)
+        if name in mine or getattr(project, name) == field.get_default():
+            continue
+        labels = " and ".join(other.label for other in kinds_using(name))
+        this = f"this is {_a(kind.label)} check" if kind else _THIS_IS_HEARTBEAT
+        if kind is None and not project.is_heartbeat:
+            this = "the URL chooses no such check"
+        errors[name] = f"Only {labels} checks use this; {this}."
+    return errors
+
+
+_THIS_IS_HEARTBEAT = "this is a heartbeat project"
+
+
+def _a(label: str) -> str:
+    return ("an " if label[0] in "AEFHILMNORSX" else "a ") + label
+
+
+def _reply_errors(project, kind) -> dict[str, str]:
+    if kind is None or (
+        "udp_payload" not in kind.options and "expected_reply" not in kind.options
+    ):
+        return {}
+    errors = {}
+    if "udp_payload" in kind.options:
+        if not project.udp_payload:
+            errors["udp_payload"] = (
+                "A UDP check needs a payload: what to send, e.g. a status request."
+            )
+        elif project.udp_payload_hex and not _is_hex(project.udp_payload):
+            errors["udp_payload"] = (
+                "“Payload is hex” is on, but this is not hex digits: "
+                "write bytes as 1b 00 ff."
+            )
+    if project.expected_reply and project.expected_reply_mode == "regex":
+        try:
+            validate_regex(project.expected_reply)
+        except ValidationError as error:
+            errors["expected_reply"] = error.messages[0]
+    return errors
+
+
+def _dns_errors(project, kind) -> dict[str, str]:
+    if kind is None or "dns_expected_answers" not in kind.options:
+        return {}
+    try:
+        rdtype = record_type(urlsplit(project.url))
+        normalized_answers(rdtype, project.dns_expected_answers)
+    except ValidationError:
+        return {}  # the URL's own error says what is wrong
+    except ValueError as error:
+        return {"dns_expected_answers": f"Expected answers: {error}"}
+    return {}
+
+
+def _is_hex(text: str) -> bool:
+    try:
+        bytes.fromhex(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _heartbeat_errors(project) -> dict[str, str]:
@@ -77,6 +152,10 @@ def _unused(project, message: str) -> dict[str, str]:
         "keyword": (project.keyword, "there is no body to search"),
         "json_query": (project.json_query, "there is no body to query"),
         "headers": (project.headers, "it sends no headers"),
+        "header_assertions": (
+            project.header_assertions,
+            "there are no response headers to check",
+        ),
         "body": (project.body, "it sends no body"),
         "method": (project.method != "GET", "leave the method at GET"),
         "expected_status": (

@@ -43,9 +43,10 @@ def validate_http_url(value: str) -> None:
             "Only %(schemes)s URLs can be polled, not %(scheme)s:.",
             params={"schemes": scheme_list(), "scheme": parts.scheme},
         )
-    if not parts.hostname:
+    if parts.hostname:
+        _validate_host(parts.hostname)
+    elif not kind.host_optional:
         raise ValidationError("The URL has no host name.")
-    _validate_host(parts.hostname)
     try:
         parts.port  # noqa: B018 - urlsplit checks the port lazily
     except ValueError:
@@ -96,6 +97,75 @@ def validate_headers(value: object) -> None:
                 "The value of header “%(name)s” cannot contain control characters.",
                 params={"name": name},
             )
+
+
+HEADER_OPERATORS = ("exists", "absent", "==", "contains", "regex")
+HEADER_ASSERTION_EXAMPLE = (
+    '[{"name": "Cache-Control", "operator": "contains", "value": "no-store"}]'
+)
+
+
+def validate_header_assertions(value: object) -> None:
+    """Accept a JSON list of {"name", "operator", "value"}: a header name,
+    one of HEADER_OPERATORS, and the value it compares with (none for
+    exists and absent; a regular expression that compiles for regex)."""
+    if not isinstance(value, list):
+        raise ValidationError(
+            "Header assertions must be a JSON list, like %(example)s.",
+            params={"example": HEADER_ASSERTION_EXAMPLE},
+        )
+    for index, item in enumerate(value, start=1):
+        _validate_header_assertion(index, item)
+
+
+def _validate_header_assertion(index: int, item: object) -> None:
+    if not isinstance(item, dict) or set(item) - {"name", "operator", "value"}:
+        raise ValidationError(
+            "Header assertion %(index)s must be an object with name, operator "
+            "and value, like %(example)s.",
+            params={"index": index, "example": HEADER_ASSERTION_EXAMPLE},
+        )
+    name, operator = item.get("name"), item.get("operator")
+    value = item.get("value", "")
+    if not isinstance(name, str) or not HEADER_NAME_RE.match(name):
+        raise ValidationError(
+            "Header assertion %(index)s: “%(name)s” is not a header name.",
+            params={"index": index, "name": name},
+        )
+    if operator not in HEADER_OPERATORS:
+        raise ValidationError(
+            "Header assertion %(index)s: the operator must be one of %(ops)s.",
+            params={"index": index, "ops": ", ".join(HEADER_OPERATORS)},
+        )
+    if not isinstance(value, str):
+        raise ValidationError(
+            "Header assertion %(index)s: the value must be a string in quotes.",
+            params={"index": index},
+        )
+    if operator in ("exists", "absent"):
+        if value:
+            raise ValidationError(
+                "Header assertion %(index)s: %(operator)s takes no value.",
+                params={"index": index, "operator": operator},
+            )
+    elif not value:
+        raise ValidationError(
+            "Header assertion %(index)s: enter the value to compare with.",
+            params={"index": index},
+        )
+    elif operator == "regex":
+        validate_regex(value)
+
+
+def validate_regex(value: str) -> None:
+    """Accept a Python regular expression that compiles."""
+    try:
+        re.compile(value)
+    except re.error as error:
+        raise ValidationError(
+            "“%(pattern)s” is not a regular expression (%(detail)s).",
+            params={"pattern": value, "detail": error.msg},
+        ) from None
 
 
 def _is_control(char: str) -> bool:

@@ -13,6 +13,11 @@ DEFAULTED_FIELDS = (
     "kind",
     "keyword_mode",
     "json_operator",
+    "expected_reply_mode",
+    "dns_expected_rcode",
+    "dns_answer_match",
+    "ping_count",
+    "ping_max_loss_percent",
     "grace_seconds",
     "failure_threshold",
     "recovery_threshold",
@@ -35,6 +40,18 @@ class ProjectForm(TeamValidatedForm):
             "invalid": 'Headers must be valid JSON, like {"Accept": "text/html"}.'
         },
         help_text='Request headers as a JSON object, e.g. {"Accept": "text/html"}.',
+    )
+
+    header_assertions = forms.JSONField(
+        required=False,
+        initial=list,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        error_messages={
+            "invalid": "Header assertions must be valid JSON, like "
+            '[{"name": "Cache-Control", "operator": "contains", "value": '
+            '"no-store"}].'
+        },
+        help_text=Project._meta.get_field("header_assertions").help_text,
     )
 
     # The model's PositiveIntegerField would say "at least 0" for -5, but 0
@@ -61,6 +78,17 @@ class ProjectForm(TeamValidatedForm):
             "json_query",
             "json_operator",
             "json_expected",
+            "header_assertions",
+            "udp_payload",
+            "udp_payload_hex",
+            "expected_reply",
+            "expected_reply_mode",
+            "ping_count",
+            "ping_max_loss_percent",
+            "dns_expected_rcode",
+            "dns_expected_answers",
+            "dns_answer_match",
+            "dns_require_dnssec",
             "max_response_time_ms",
             "tls_expiry_warning_days",
             "interval",
@@ -82,6 +110,8 @@ class ProjectForm(TeamValidatedForm):
             "body": forms.Textarea(attrs={"rows": 3, "cols": 60}),
             "keyword": forms.TextInput(attrs={"size": 60}),
             "json_query": forms.TextInput(attrs={"size": 60}),
+            "udp_payload": forms.Textarea(attrs={"rows": 2, "cols": 60}),
+            "dns_expected_answers": forms.Textarea(attrs={"rows": 3, "cols": 60}),
         }
 
     def __init__(self, *args, **kwargs) -> None:
@@ -163,6 +193,10 @@ class ProjectForm(TeamValidatedForm):
             if field.name in self.cleaned_data and field.name in self.fields:
                 related = getattr(self.instance, field.name)
                 related.add(*self.cleaned_data[field.name])
+
+    def clean_header_assertions(self) -> object:
+        assertions = self.cleaned_data["header_assertions"]
+        return [] if assertions in (None, "") else assertions
 
     def clean_headers(self) -> object:
         headers = self.cleaned_data["headers"]

@@ -23,6 +23,7 @@ from projects.checks.kinds import kind_of
 from projects.checks.kinds.kind import CheckKind
 from projects.checks.units import SECONDS_PER_UNIT
 from projects.checks.validators import (
+    validate_header_assertions,
     validate_headers,
     validate_http_url,
     validate_json_query,
@@ -43,6 +44,9 @@ MAX_KEYWORD_LENGTH = 500
 DEFAULT_GRACE_SECONDS = 60
 DEFAULT_TLS_EXPIRY_WARNING_DAYS = 14
 MAX_TLS_EXPIRY_WARNING_DAYS = 365
+DEFAULT_PING_COUNT = 3
+MAX_PING_COUNT = 10
+DEFAULT_PING_MAX_LOSS_PERCENT = 66
 
 
 def new_badge_key() -> str:
@@ -88,6 +92,21 @@ class Project(LockedDelete, NamedInTeam):
         GREATER = ">", ">"
         CONTAINS = "contains", "contains"
 
+    class ReplyMode(models.TextChoices):
+        CONTAINS = "contains", "contains"
+        REGEX = "regex", "matches the regular expression"
+
+    class ResponseCode(models.TextChoices):
+        NOERROR = "NOERROR", "NOERROR"
+        NXDOMAIN = "NXDOMAIN", "NXDOMAIN (no such name)"
+        SERVFAIL = "SERVFAIL", "SERVFAIL"
+        REFUSED = "REFUSED", "REFUSED"
+
+    class AnswerMatch(models.TextChoices):
+        ANY = "any", "any of them"
+        ALL = "all", "all of them"
+        EXACTLY = "exactly", "exactly these"
+
     class IntervalUnit(models.TextChoices):
         SECONDS = "seconds", "seconds"
         MINUTES = "minutes", "minutes"
@@ -111,8 +130,10 @@ class Project(LockedDelete, NamedInTeam):
         max_length=2000,
         blank=True,
         validators=[validate_http_url],
-        help_text="The http:// or https:// address to poll, or tcp://host:port "
-        "to check that a TCP port accepts connections.",
+        help_text="The http:// or https:// address to poll; or tcp://host:port "
+        "(a TCP port), ssh://host[:port] (an SSH banner), udp://host:port (a "
+        "UDP reply), dns://[resolver]/name?type=A (a DNS answer) or "
+        "icmp://host (a ping).",
     )
     method = models.CharField(max_length=7, choices=Method, default=Method.GET)
     headers = models.JSONField(
@@ -184,6 +205,75 @@ class Project(LockedDelete, NamedInTeam):
         # HTML, as every help_text: the admin prints it unescaped.
         help_text='Compared with what the query finds: ok, "ok", 200, true or '
         "null. &lt; and &gt; compare numbers; contains looks in a text or a list.",
+    )
+    header_assertions = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_header_assertions],
+        help_text="Response headers the final response must have, as a JSON "
+        'list: [{"name": "Cache-Control", "operator": "contains", "value": '
+        '"no-store"}]. Operators: exists, absent, ==, contains, regex. Names '
+        "compare without case; the first that fails is the poll's reason.",
+    )
+    # UDP and SSH checks (docs/checks.md).
+    udp_payload = models.TextField(
+        "UDP payload",
+        blank=True,
+        help_text="What a UDP check sends: text, or hex digits with “payload "
+        "is hex” on (e.g. a DNS or NTP request).",
+    )
+    udp_payload_hex = models.BooleanField(
+        "payload is hex",
+        default=False,
+        help_text="Read the payload as hex digits (spaces allowed): 1b 00 00 00.",
+    )
+    expected_reply = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="UDP: text the reply must contain; SSH: text the server's "
+        "banner must contain (e.g. OpenSSH_9). Empty: any reply is up.",
+    )
+    expected_reply_mode = models.CharField(
+        max_length=8, choices=ReplyMode, default=ReplyMode.CONTAINS
+    )
+    # Ping checks (docs/checks.md).
+    ping_count = models.PositiveSmallIntegerField(
+        default=DEFAULT_PING_COUNT,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_PING_COUNT)],
+        help_text="Echo requests a poll sends, spread over at most half the "
+        "timeout (one a second at most).",
+    )
+    ping_max_loss_percent = models.PositiveSmallIntegerField(
+        "most loss that is up (%)",
+        default=DEFAULT_PING_MAX_LOSS_PERCENT,
+        validators=[MaxValueValidator(100)],
+        help_text="A poll losing more of its pings is down; one that gets no "
+        "reply at all always is.",
+    )
+    # DNS checks (docs/checks.md).
+    dns_expected_rcode = models.CharField(
+        "expected response code",
+        max_length=8,
+        choices=ResponseCode,
+        default=ResponseCode.NOERROR,
+    )
+    dns_expected_answers = models.TextField(
+        "expected answers",
+        blank=True,
+        help_text="One answer a line, as the record reads: 192.0.2.10, "
+        "10 mail.example.com, v=spf1 -all. Empty: any answer of the type.",
+    )
+    dns_answer_match = models.CharField(
+        "answers must hold",
+        max_length=7,
+        choices=AnswerMatch,
+        default=AnswerMatch.ANY,
+    )
+    dns_require_dnssec = models.BooleanField(
+        "require DNSSEC",
+        default=False,
+        help_text="Down unless the resolver says it validated the answer "
+        "(its AD flag): use a validating resolver you trust.",
     )
     tls_expiry_warning_days = models.PositiveSmallIntegerField(
         "warn of certificate expiry (days)",

@@ -43,6 +43,18 @@ class PollFields(models.Model):
         blank=True,
         help_text="From the request sent to the response's first byte.",
     )
+    # Ping checks: the round trips of the replies and the share of echo
+    # requests lost; null for the other kinds (and no reply: no round trip).
+    rtt_min_us = models.PositiveIntegerField(
+        "round trip min (µs)", null=True, blank=True
+    )
+    rtt_avg_us = models.PositiveIntegerField(
+        "round trip avg (µs)", null=True, blank=True
+    )
+    rtt_max_us = models.PositiveIntegerField(
+        "round trip max (µs)", null=True, blank=True
+    )
+    loss_percent = models.PositiveSmallIntegerField("loss (%)", null=True, blank=True)
 
     class Meta:
         abstract = True

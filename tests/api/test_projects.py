@@ -43,6 +43,19 @@ def test_a_project_is_created_with_every_field_the_admin_edits(write_api):
         "json_query": "status",
         "json_operator": "==",
         "json_expected": "ok",
+        "header_assertions": [
+            {"name": "Cache-Control", "operator": "contains", "value": "no-store"}
+        ],
+        "udp_payload": "",
+        "udp_payload_hex": False,
+        "expected_reply": "",
+        "expected_reply_mode": "contains",
+        "dns_expected_rcode": "NOERROR",
+        "dns_expected_answers": "",
+        "dns_answer_match": "any",
+        "dns_require_dnssec": False,
+        "ping_count": 3,
+        "ping_max_loss_percent": 66,
         "max_response_time_ms": 900,
         "tls_expiry_warning_days": 7,
         "interval": 2,
@@ -109,6 +122,14 @@ def test_an_invalid_interval_is_a_400_naming_the_field(write_api):
         {"name": "x" * 201},
         {"body": "nul\x00"},
         {"url": "tcp://db.example.com:5432", "keyword": "x"},
+        {"header_assertions": [{"name": "X-A", "operator": "matches"}]},
+        {"url": "udp://127.0.0.1:9"},
+        {"url": "ssh://127.0.0.1", "keyword": "x"},
+        {"expected_reply": "ok"},
+        {"url": "dns://127.0.0.1/example.com?type=ZZZ"},
+        {"url": "dns://127.0.0.1/example.com", "dns_expected_answers": "x"},
+        {"url": "icmp://127.0.0.1", "keyword": "x"},
+        {"url": "icmp://127.0.0.1", "ping_count": 0},
     ],
 )
 def test_errors_are_exactly_the_admins(write_api, changes):
@@ -124,7 +145,9 @@ def test_errors_are_exactly_the_admins(write_api, changes):
             "enabled": True,
             **SITE,
             **{
-                name: json.dumps(value) if name == "headers" else value
+                name: json.dumps(value)
+                if name in ("headers", "header_assertions")
+                else value
                 for name, value in changes.items()
             },
         }

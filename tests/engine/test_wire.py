@@ -7,7 +7,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from polling.engine.types import DeadlineMove, JsonAssertion, Keyword, Outcome, Target
+from polling.engine.types import (
+    DeadlineMove,
+    HeaderAssertion,
+    JsonAssertion,
+    Keyword,
+    Outcome,
+    Target,
+)
 from polling.engine.wire import (
     WireError,
     outcome_from_json,
@@ -43,6 +50,41 @@ def test_a_target_with_every_rule_comes_back_equal():
     back = target_from_json(through_json(target_to_json(target)))
     assert back == target
     assert back.last_window == T0  # not compared by ==
+
+
+def test_each_kinds_own_settings_come_back_equal():
+    for target in (
+        Target(
+            project_id=1,
+            url="https://127.0.0.1/",
+            header_assertions=(
+                HeaderAssertion("Cache-Control", "contains", "no-store"),
+                HeaderAssertion("Server", "absent"),
+            ),
+        ),
+        Target(
+            project_id=2,
+            url="udp://127.0.0.1:123",
+            payload=b"\x1b\x00\xff",
+            expected_reply="^ok",
+            expected_reply_regex=True,
+        ),
+        Target(
+            project_id=3,
+            url="dns://127.0.0.1/example.com?type=MX",
+            dns_rcode="NXDOMAIN",
+            dns_answers=("10 mail.example.com.",),
+            dns_match="exactly",
+            dns_dnssec=True,
+        ),
+        Target(project_id=4, url="icmp://127.0.0.1", ping_count=5),
+    ):
+        assert target_from_json(through_json(target_to_json(target))) == target
+
+
+def test_a_pings_round_trips_come_back_equal():
+    outcome = Outcome(3, True, T0, T0, rtt_us=(10, 20, 30), loss_percent=33)
+    assert outcome_from_json(through_json(outcome_to_json(outcome))) == outcome
 
 
 def test_an_outcome_comes_back_equal():

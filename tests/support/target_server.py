@@ -26,8 +26,9 @@ Routes (any method; HEAD gets headers only):
     /redirect-loop          302 to itself
     /redirect-to?location=  302 (or &status=) to the given location
     /echo                   200 with JSON: method, path, headers, body
-    /text?body=&type=&status=  that body (UTF-8), Content-Type and status
-                            (defaults: empty, text/plain, 200)
+    /text?body=&type=&status=&header=  that body (UTF-8), Content-Type
+                            and status (defaults: empty, text/plain, 200),
+                            and each header=Name:value given as a header
     /repeat?text=&times=&type=&before=&after=  200 with `text` (UTF-8)
                             `times` times over, between `before` and `after`
                             (default: nothing), and that Content-Type: a
@@ -352,7 +353,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = query.get("body", [""])[0].encode()
         content_type = query.get("type", ["text/plain; charset=utf-8"])[0]
         status = int(query.get("status", ["200"])[0])
-        self._send(status, body, [("Content-Type", content_type)])
+        extra = [tuple(item.split(":", 1)) for item in query.get("header", [])]
+        self._send(status, body, [("Content-Type", content_type), *extra])
 
     def route_repeat(self) -> None:
         query = parse_qs(urlsplit(self.path).query, keep_blank_values=True)

@@ -18,13 +18,17 @@ from typing import Any
 
 from polling.engine.blocked import Network
 from polling.engine.probes import (
+    dns,
     grpc,
     http,
+    icmp,
     mail,
     mysql,
     postgres,
     redis,
+    ssh,
     tcp,
+    udp,
     websocket,
 )
 from polling.engine.transport import Exchange, Transport
@@ -33,7 +37,20 @@ from polling.engine.types import Outcome, Task
 PollSteps = Generator[Exchange, Any, Outcome]
 Probe = Callable[[Transport, Task, datetime], PollSteps]
 
-KIND_MODULES = (http, tcp, postgres, mysql, redis, grpc, mail, websocket)
+KIND_MODULES = (
+    http,
+    tcp,
+    ssh,
+    udp,
+    dns,
+    icmp,
+    postgres,
+    mysql,
+    redis,
+    grpc,
+    mail,
+    websocket,
+)
 PROBES: dict[str, Probe] = {
     scheme: module.poll_steps for module in KIND_MODULES for scheme in module.SCHEMES
 }

@@ -79,6 +79,7 @@ def _judge(target: Target, response: Response, elapsed_ms: int) -> str:
     truncated = response.truncated
     return (
         verdict.status_reason(target.expected_status, response.status_code)
+        or verdict.header_reason(target.header_assertions, response.headers)
         or verdict.keyword_reason(
             target.keyword,
             verdict.body_text(response.body, response.content_type),
@@ -126,6 +127,7 @@ def _first_request(target: Target) -> Request:
         body=target.body.encode(),
         verify_tls=target.verify_tls,
         keep_body=target.reads_body,
+        keep_headers=bool(target.header_assertions),
         trusted=target.trusted,
     )
 

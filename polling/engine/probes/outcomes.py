@@ -42,6 +42,8 @@ def outcome(
     *,
     response_time_ms: int | None = None,
     message: str = "",
+    rtt_us: tuple[int, int, int] | None = None,
+    loss_percent: int | None = None,
 ) -> Outcome:
     """The Outcome of a poll: up exactly when `error` is empty."""
     dns, connect, tls, first_byte = (_ms(us) for us in trace.phases)
@@ -59,6 +61,8 @@ def outcome(
         first_byte_ms=first_byte,
         tls_expires_at=trace.tls_expires_at,
         message=message,
+        rtt_us=rtt_us,
+        loss_percent=loss_percent,
     )
 
 

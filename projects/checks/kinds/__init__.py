@@ -20,22 +20,49 @@ have no URL, so no scheme chooses them.
 from __future__ import annotations
 
 from projects.checks.kinds import (
+    dns,
     grpc,
     http,
+    icmp,
     mail,
     mysql,
     postgres,
     redis,
+    ssh,
     tcp,
+    udp,
     websocket,
 )
 from projects.checks.kinds.kind import CheckKind
 
-KIND_MODULES = (http, tcp, postgres, mysql, redis, grpc, mail, websocket)
+KIND_MODULES = (
+    http,
+    tcp,
+    ssh,
+    udp,
+    dns,
+    icmp,
+    postgres,
+    mysql,
+    redis,
+    grpc,
+    mail,
+    websocket,
+)
 KINDS: tuple[CheckKind, ...] = tuple(module.KIND for module in KIND_MODULES)
 BY_SCHEME: dict[str, CheckKind] = {
     scheme: kind for kind in KINDS for scheme in kind.schemes
 }
+
+
+# Every field some kind uses as its own (CheckKind.options).
+KIND_OPTIONS: tuple[str, ...] = tuple(
+    dict.fromkeys(name for kind in KINDS for name in kind.options)
+)
+
+
+def kinds_using(name: str) -> list[CheckKind]:
+    return [kind for kind in KINDS if name in kind.options]
 
 
 def kind_of(url: str) -> CheckKind | None:

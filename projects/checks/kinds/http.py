@@ -18,6 +18,9 @@ def up_rules(project) -> list[str]:
     if project.keyword:
         verb = "contains" if project.keyword_mode == "contains" else "does not contain"
         rules.append(f"the body {verb} “{project.keyword}”")
+    for item in project.header_assertions or ():
+        value = f" {item.get('value')}" if item.get("value") else ""
+        rules.append(f"header {item.get('name')} {item.get('operator')}{value}")
     if project.json_query:
         rules.append(
             f"JSON {project.json_query} {project.json_operator} {project.json_expected}"

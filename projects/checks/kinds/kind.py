@@ -26,6 +26,15 @@ class CheckKind:
     # Schemes whose polls read the server's certificate, so its expiry is
     # watched (projects/incidents/certificates.py).
     tls_schemes: tuple[str, ...] = ()
+    # The project's fields only this kind uses (beyond the request and
+    # response fields of HTTP): set on a project of another kind, each
+    # is a field error (combinations.py).
+    options: tuple[str, ...] = ()
+    # The port a URL without one means; None: the URL must name one.
+    default_port: int | None = None
+    # Whether its URL may leave the host out (dns:///name: the poller's
+    # own resolver).
+    host_optional: bool = False
     # Whether the password in its URL is write-only: shown masked, kept
     # when the mask comes back (projects/checks/credentials.py).
     secret_credentials: bool = False

@@ -1,0 +1,114 @@
+"""What a poll of each socket kind costs: the executor alone, fed at a
+fixed rate with ping, DNS, UDP or SSH checks of loopback servers, and the
+process's CPU per poll (issue #41's target: ICMP and DNS under 50 µs).
+
+    python bench/netchecks_cost.py --kinds icmp,dns,udp,ssh --rate 500 --seconds 5
+
+The DNS server is Debian's dnsmasq (its CPU is its own process's, not
+counted), the UDP and SSH servers are threads of this process (their CPU
+is counted: an upper bound for those two kinds). Every target is on
+127.0.0.1. Not part of the test suite; the capacity benchmark of a whole
+runpoller with these kinds (100,000 HTTP + 50,000 ICMP + 50,000 DNS at
+60 s) is not written yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import queue
+import sys
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from polling.engine.executor import Executor  # noqa: E402
+from polling.engine.handoff import TaskQueue  # noqa: E402
+from polling.engine.probe import make_transfers, poll_steps  # noqa: E402
+from polling.engine.stats import PollStats  # noqa: E402
+from polling.engine.types import Target, Task  # noqa: E402
+from tests.support.dns_server import DnsServer  # noqa: E402
+from tests.support.socket_servers import BannerServer, UdpServer  # noqa: E402
+
+
+def targets_for(kind: str, servers: dict) -> Target:
+    if kind == "icmp":
+        return Target(project_id=1, url="icmp://127.0.0.1", ping_count=1)
+    if kind == "dns":
+        port = servers["dns"].port
+        return Target(
+            project_id=1,
+            url=f"dns://127.0.0.1:{port}/www.test.lan?type=A",
+            dns_answers=("192.0.2.10",),
+        )
+    if kind == "udp":
+        return Target(
+            project_id=1, url=f"udp://127.0.0.1:{servers['udp'].port}", payload=b"x"
+        )
+    return Target(project_id=1, url=f"ssh://127.0.0.1:{servers['ssh'].port}")
+
+
+def measure(target: Target, rate: int, seconds: float, limit: int) -> tuple:
+    tasks = TaskQueue(limit * 4)
+    results: queue.Queue = queue.Queue()
+    executor = Executor(
+        tasks,
+        results,
+        limit=limit,
+        poll=poll_steps,
+        make_transfers=make_transfers,
+        on_finished=lambda project_id, outcome: None,
+        stats=PollStats(),
+    )
+    executor.start()
+    sent = 0
+    outcomes = []
+    cpu_before = time.process_time()
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        due = int((time.monotonic() - start) * rate)
+        while sent < due:
+            tasks.put(Task(target, datetime.now(UTC)))
+            sent += 1
+        while True:
+            try:
+                outcomes.append(results.get_nowait())
+            except queue.Empty:
+                break
+        time.sleep(0.002)
+    while len(outcomes) < sent:
+        outcomes.append(results.get(timeout=30))
+    cpu = time.process_time() - cpu_before
+    executor.stop(timeout=10)
+    up = sum(outcome.up for outcome in outcomes)
+    reasons = {o.error for o in outcomes if not o.up}
+    return sent, up, cpu / max(sent, 1) * 1e6, reasons
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--kinds", default="icmp,dns,udp,ssh")
+    parser.add_argument("--rate", type=int, default=500, help="polls a second")
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--limit", type=int, default=200, help="polls at once")
+    options = parser.parse_args()
+    kinds = options.kinds.split(",")
+    with DnsServer() as dns, UdpServer() as udp, BannerServer() as ssh:
+        servers = {"dns": dns, "udp": udp, "ssh": ssh}
+        print("| kind | polls | up | CPU per poll (µs) |")
+        print("| --- | ---: | ---: | ---: |")
+        for kind in kinds:
+            sent, up, micros, reasons = measure(
+                targets_for(kind, servers), options.rate, options.seconds, options.limit
+            )
+            print(f"| {kind} | {sent:,} | {up:,} | {micros:,.0f} |")
+            for reason in sorted(reasons)[:3]:
+                print(f"|  | down: {reason} | | |")
+
+
+if __name__ == "__main__":
+    threading.current_thread().name = "bench"
+    main()

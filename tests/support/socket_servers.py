@@ -1,0 +1,91 @@
+"""Small real servers on 127.0.0.1 for the socket kinds' tests: an SSH
+banner server, a UDP echo server, a UDP server that never answers. Each
+binds port 0 and stops when its `with` block ends."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+
+
+class BannerServer:
+    """Accepts connections and writes `greeting` to each, then waits for
+    the client to hang up (an SSH server waiting for the key exchange).
+    `greeting` None: accept and say nothing."""
+
+    def __init__(self, greeting: bytes | None = b"SSH-2.0-OpenSSH_9.2p1 Debian\r\n"):
+        self.greeting = greeting
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.2)
+        self.port = self._listener.getsockname()[1]
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._connections: list[socket.socket] = []
+        self.accepted = 0
+
+    def __enter__(self) -> BannerServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stopping.set()
+        self._thread.join(5)
+        for connection in self._connections:
+            connection.close()
+        self._listener.close()
+
+    def _serve(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            self.accepted += 1
+            self._connections.append(connection)
+            if self.greeting is not None:
+                with contextlib.suppress(OSError):
+                    connection.sendall(self.greeting)
+
+
+class UdpServer:
+    """Answers each datagram with `answer(data)`; None: never answers
+    (reads and drops, like a service that is up but mute)."""
+
+    def __init__(self, answer=lambda data: b"echo: " + data, *, family=socket.AF_INET):
+        self.answer = answer
+        host = "::1" if family == socket.AF_INET6 else "127.0.0.1"
+        self._sock = socket.socket(family, socket.SOCK_DGRAM)
+        self._sock.bind((host, 0))
+        self._sock.settimeout(0.2)
+        self.port = self._sock.getsockname()[1]
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self.received: list[bytes] = []
+
+    def __enter__(self) -> UdpServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stopping.set()
+        self._thread.join(5)
+        self._sock.close()
+
+    def _serve(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                data, peer = self._sock.recvfrom(65535)
+            except TimeoutError:
+                continue
+            self.received.append(data)
+            reply = self.answer(data) if self.answer else None
+            if reply is not None:
+                self._sock.sendto(reply, peer)
+
+
+def closed_udp_port() -> int:
+    """A UDP port on 127.0.0.1 with nothing bound to it (just released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
