@@ -187,6 +187,9 @@ LOGGING = {
 
 # Poller
 MAX_CONCURRENT_HTTP = env.int("MAX_CONCURRENT_HTTP", default=1000)
+# Checks that need a blocking driver (databases) run at most this many at
+# once, on a pool of their own (polling/engine/side_pool.py).
+SERVICE_CHECK_CONCURRENCY = env.int("SERVICE_CHECK_CONCURRENCY", default=20)
 MIN_POLL_INTERVAL = env.int("MIN_POLL_INTERVAL", default=10)
 POLLER_RELOAD_INTERVAL = env.int("POLLER_RELOAD_INTERVAL", default=300)
 POLLER_TASK_QUEUE_SIZE = env.int("POLLER_TASK_QUEUE_SIZE", default=1000)

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.checks import Error, register
 
 from polling.engine.blocked import parse_networks
-from polling.engine.config import MAX_CONCURRENT_LIMIT
+from polling.engine.config import MAX_CONCURRENT_LIMIT, MAX_SERVICE_CHECK_CONCURRENCY
 
 
 def parse_bind(bind: str) -> tuple[str, int]:
@@ -66,6 +66,11 @@ def poller_settings_check(app_configs, **kwargs) -> list[Error]:
         "POLLER_LEASE_TTL, so a lease is renewed at least twice before it "
         "could expire.",
         "polling.E008",
+    )
+    require(
+        1 <= settings.SERVICE_CHECK_CONCURRENCY <= MAX_SERVICE_CHECK_CONCURRENCY,
+        f"SERVICE_CHECK_CONCURRENCY must be from 1 to {MAX_SERVICE_CHECK_CONCURRENCY}.",
+        "polling.E010",
     )
     try:
         parse_networks(settings.POLL_BLOCKED_NETWORKS)

@@ -27,6 +27,7 @@ def config_from_settings(**overrides) -> PollerConfig:
     """The poller's knobs from settings; overrides that are None are ignored."""
     values = {
         "max_concurrent_http": settings.MAX_CONCURRENT_HTTP,
+        "service_check_concurrency": settings.SERVICE_CHECK_CONCURRENCY,
         "reload_interval": settings.POLLER_RELOAD_INTERVAL,
         "task_queue_size": settings.POLLER_TASK_QUEUE_SIZE,
         "result_queue_size": settings.POLLER_RESULT_QUEUE_SIZE,

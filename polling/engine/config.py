@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 # The most polls one runpoller may be told to run at once.
 MAX_CONCURRENT_LIMIT = 5000
+# The most driver checks one runpoller may run at once: each is a thread.
+MAX_SERVICE_CHECK_CONCURRENCY = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -11,6 +13,9 @@ class PollerConfig:
     """The poller's knobs. Built at run time, never at import."""
 
     max_concurrent_http: int = 100
+    # Checks that need a blocking driver (databases, gRPC) run at most this
+    # many at once, on the side pool (engine/side_pool.py).
+    service_check_concurrency: int = 20
     reload_interval: float = 300
     task_queue_size: int = 1000
     result_queue_size: int = 2000

@@ -16,12 +16,14 @@ from typing import Protocol
 
 from polling.engine import collector, metrics
 from polling.engine import probe as probing
+from polling.engine.blocked import parse_networks
 from polling.engine.config import MAX_CONCURRENT_LIMIT, PollerConfig
 from polling.engine.executor import Executor
 from polling.engine.handoff import TaskQueue
 from polling.engine.pacing import RELOAD_SHARE, Pacer, no_pause
 from polling.engine.scheduler import ReloadSummary, Scheduler, recheck_slots
 from polling.engine.shards import Ownership
+from polling.engine.side_pool import SidePool
 from polling.engine.stats import PollStats
 from polling.engine.status import PollerStatus
 from polling.engine.tls_sessions import SessionShares
@@ -109,6 +111,17 @@ class Coordinator:
             clock=clock,
         )
         self._scheduler.trust_until(self._ownership.trusted_until)
+        self._side_pool = SidePool(
+            self._result_queue,
+            limit=config.service_check_concurrency,
+            takes=probing.needs_side_pool,
+            check=partial(
+                probing.side_check,
+                blocked_networks=parse_networks(config.blocked_networks),
+            ),
+            on_finished=self._scheduler.poll_finished,
+            stats=self._stats,
+        )
         self._executor = Executor(
             self._task_queue,
             self._result_queue,
@@ -125,6 +138,7 @@ class Coordinator:
             on_finished=self._scheduler.poll_finished,
             stats=self._stats,
             may_poll=self._may_poll,
+            divert=self._side_pool.offer,
         )
         self._writer = ResultWriter(
             self._result_queue,
@@ -167,6 +181,7 @@ class Coordinator:
             # shards' projects once its leases arrive.
             targets = self._load_all() if self._ownership.shards else []
             self._writer.start()
+            self._side_pool.start()
             self._executor.start()
             # Dispatching before the projects go in: the first are due
             # at once, and scheduling 300,000 takes about a second, which
@@ -207,6 +222,7 @@ class Coordinator:
         if self._reloader:
             self._reloader.join(_left(deadline))
         self._dropped_at_stop = self._executor.stop(_left(deadline))
+        self._dropped_at_stop += self._side_pool.stop(_left(deadline))
         # Only now can the writer tell that nothing more will arrive.
         self._writer.stop(_left(deadline))
         with self._lock:
@@ -296,7 +312,7 @@ class Coordinator:
             lambda: not waiting & self._scheduler.in_flight_ids(), deadline
         ):
             return False
-        queued = self._executor.results_queued
+        queued = self._executor.results_queued + self._side_pool.results_queued
         return self._wait_for(lambda: self._writer.settled >= queued, deadline)
 
     def _wait_for(self, condition, deadline: float) -> bool:
@@ -433,6 +449,11 @@ class Coordinator:
             slot_wait_mean_ms=_ms(slots.waited_mean_seconds),
             slot_wait_max_ms=_ms(slots.waited_max_seconds),
             suggested_max_concurrent_http=suggested,
+            service_check_concurrency=self._side_pool.limit,
+            service_checks_running=self._side_pool.running,
+            service_checks_waiting=self._side_pool.waiting,
+            service_checks_hung=self._side_pool.hung,
+            service_checks_timed_out=self._side_pool.timed_out,
         )
 
     def metrics_text(self) -> bytes:

@@ -90,6 +90,7 @@ class Executor:
         on_finished: Callable[[int, Outcome | None], None],
         stats: PollStats,
         may_poll: Callable[[Task], bool] = lambda task: True,
+        divert: Callable[[Task], bool] = lambda task: False,
         polls_per_thread: int = POLLS_PER_THREAD,
         max_threads: int = MAX_WORKER_THREADS,
         idle_retire_seconds: float = IDLE_RETIRE_SECONDS,
@@ -107,6 +108,9 @@ class Executor:
         self._on_finished = on_finished
         self._stats = stats
         self._may_poll = may_poll
+        # Takes the tasks of another pool (the side pool's, for checks that
+        # need a blocking driver): True when it took the task.
+        self._divert = divert
         self._polls_per_thread = polls_per_thread
         self._thread_ceiling = max_threads
         self._idle_retire_seconds = idle_retire_seconds
@@ -452,6 +456,9 @@ class _Worker:
             executor.disowned += 1
             executor._unclaim()
             executor._on_finished(task.target.project_id, None)
+            return
+        if executor._divert(task):
+            executor._unclaim()  # the side pool runs it in a slot of its own
             return
         transport = self._transfers.transport()
         poll = _Poll(task, executor._poll(transport, task), transport)

@@ -18,10 +18,10 @@ from typing import Any
 
 import certifi
 
-from polling.engine.blocked import Taint, parse_networks
+from polling.engine.blocked import Network, Taint, parse_networks
 from polling.engine.heartbeats import missed_ping
 from polling.engine.pinger import Pingers
-from polling.engine.probes import PollSteps, probe_for
+from polling.engine.probes import PollSteps, driver_for, probe_for
 from polling.engine.probes.outcomes import Trace, outcome, unexpected
 from polling.engine.tls_sessions import SessionShares
 from polling.engine.transfers import Transfers
@@ -43,9 +43,11 @@ __all__ = [
     "crashed",
     "make_handle",
     "make_transfers",
+    "needs_side_pool",
     "poll_steps",
     "probe",
     "resume",
+    "side_check",
 ]
 
 
@@ -148,6 +150,27 @@ def poll_steps(handle: Transport, task: Task) -> PollSteps:
         reason = f"unsupported URL: {target.url}"
         return outcome(task, started_at, Trace(), None, reason)
     return (yield from kind_probe(handle, task, started_at))
+
+
+def needs_side_pool(task: Task) -> bool:
+    """Whether the task's poll needs a blocking driver, so the side pool
+    (engine/side_pool.py) runs it rather than a libcurl worker."""
+    target = task.target
+    return (
+        not (target.problem or target.heartbeat) and driver_for(target.url) is not None
+    )
+
+
+def side_check(task: Task, *, blocked_networks: Sequence[Network] = ()) -> Outcome:
+    """Poll the task's target with its kind's blocking driver, on this
+    thread; never raises. Untrusted polls never connect to
+    `blocked_networks`."""
+    started_at = datetime.now(UTC)
+    driver = driver_for(task.target.url)
+    try:
+        return driver(task, started_at, tuple(blocked_networks))
+    except Exception as error:  # a driver check never raises; a last resort
+        return crashed(task, error)
 
 
 def crashed(task: Task, error: BaseException) -> Outcome:

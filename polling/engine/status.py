@@ -62,6 +62,15 @@ class PollerStatus:
     slot_wait_mean_ms: float = 0.0
     slot_wait_max_ms: float = 0.0
     suggested_max_concurrent_http: int | None = None
+    # The side pool (engine/side_pool.py): checks that need a blocking
+    # driver. Its limit (SERVICE_CHECK_CONCURRENCY), checks running and
+    # waiting for a slot now, driver threads abandoned at their deadline
+    # that still hang, and checks given up on at their deadline in all.
+    service_check_concurrency: int = 0
+    service_checks_running: int = 0
+    service_checks_waiting: int = 0
+    service_checks_hung: int = 0
+    service_checks_timed_out: int = 0
 
     @property
     def limit_delays_polls(self) -> bool:

@@ -24,7 +24,7 @@ from typing import Generic, TypeVar
 
 import pycurl
 
-from polling.engine.transport import Exchange, Transport
+from polling.engine.transport import Exchange, Readable, Transport
 from polling.engine.wakeup import Doorbell
 
 Owner = TypeVar("Owner")
@@ -69,12 +69,23 @@ class Transfers(Generic[Owner]):
         self._deadlines: list[tuple[float, int, object]] = []
         self._order = itertools.count()
         self._ended_early: list[tuple[Owner, int, str]] = []
+        # Waits for a socket to have something to read (transport.Readable):
+        # a WebSocket's reply comes on a connection libcurl has handed over.
+        self._waits: dict[int, tuple[Readable, Owner]] = {}
+        # Handles left on the multi when their transfer ends: removing a
+        # CONNECT_ONLY handle closes its connection, which the probe still
+        # uses (a WebSocket's). Closing the handle removes it.
+        self._left_attached: set[pycurl.Curl] = set()
+        # libcurl transfers with a deadline of their own (a monotonic
+        # `deadline`): libcurl drops its timeout while it awaits a WebSocket
+        # upgrade.
+        self._curl_deadlines: dict[pycurl.Curl, float] = {}
         self._multi = pycurl.CurlMulti()
         self._multi.setopt(pycurl.M_SOCKETFUNCTION, self._watch)
         self._multi.setopt(pycurl.M_TIMERFUNCTION, self._set_timer)
 
     def __len__(self) -> int:
-        return len(self._owners) + len(self._socket_owners)
+        return len(self._owners) + len(self._socket_owners) + len(self._waits)
 
     def transport(self) -> Transport:
         """A transport not in use; give it back with release()."""
@@ -89,10 +100,21 @@ class Transfers(Generic[Owner]):
 
     def add(self, exchange: Exchange, owner: Owner) -> None:
         """Start an exchange; wait() returns `owner` when it ends."""
+        if isinstance(exchange, Readable):
+            try:
+                self._epoll.register(exchange.fd, select.EPOLLIN)
+            except FileExistsError:  # libcurl watched it for the transfer
+                self._epoll.modify(exchange.fd, select.EPOLLIN)
+            self._waits[exchange.fd] = (exchange, owner)
+            return
         if exchange.curl is None:
             self._add_socket_exchange(exchange, owner)
             return
         self._multi.add_handle(exchange.curl)
+        if (deadline := getattr(exchange, "deadline", None)) is not None:
+            self._curl_deadlines[exchange.curl] = deadline
+        if getattr(exchange, "keeps_connection", False):
+            self._left_attached.add(exchange.curl)
         self._owners[exchange.curl] = owner
 
     def listen(self, doorbell: Doorbell) -> None:
@@ -104,18 +126,18 @@ class Transfers(Generic[Owner]):
         """Let libcurl work until a socket is ready, its timer fires, the
         doorbell rings or `timeout` seconds pass (None: no limit but
         those); returns the exchanges that ended."""
-        if self._timer_at is not None:
-            left = max(self._timer_at - self._clock(), 0.0)
-            timeout = left if timeout is None else min(timeout, left)
-        if self._deadlines:
-            left = max(self._deadlines[0][0] - self._clock(), 0.0)
-            timeout = left if timeout is None else min(timeout, left)
+        socket_deadline = self._deadlines[0][0] if self._deadlines else None
+        for wake_at in (self._timer_at, socket_deadline, self._first_wait_deadline()):
+            if wake_at is not None:
+                left = max(wake_at - self._clock(), 0.0)
+                timeout = left if timeout is None else min(timeout, left)
         if self._ended_early:
             timeout = 0.0
         action = self._multi.socket_action
         doorbell = self._doorbell
         self.rung = False
         ended, self._ended_early = self._ended_early, []
+        readable = []
         for fd, mask in self._epoll.poll(-1 if timeout is None else timeout):
             if doorbell is not None and fd == doorbell.fileno():
                 doorbell.clear()
@@ -124,12 +146,16 @@ class Transfers(Generic[Owner]):
             if fd in self._channels:
                 self._channel_ready(fd, mask, ended)
                 continue
+            if fd in self._waits:
+                readable.append(fd)
+                continue
             action(fd, _curl_mask(mask))
         if self._timer_at is not None and self._clock() >= self._timer_at:
             self._timer_at = None
             action(pycurl.SOCKET_TIMEOUT, 0)
         self._expire(ended)
         ended.extend(self._ended())
+        ended.extend(self._waits_ended(readable))
         return ended
 
     def close(self) -> list[Owner]:
@@ -138,9 +164,13 @@ class Transfers(Generic[Owner]):
         abandoned = list(self._owners.values()) + list(self._socket_owners.values())
         for exchange in list(self._socket_owners):
             self._end_socket_exchange(exchange)
+        self._left_attached.clear()
+        self._curl_deadlines.clear()
         for curl in list(self._owners):
             self._multi.remove_handle(curl)
         self._owners.clear()
+        abandoned += [owner for _, owner in self._waits.values()]
+        self._waits.clear()
         for transport in self._made:
             transport.close()
         self._multi.close()
@@ -215,8 +245,43 @@ class Transfers(Generic[Owner]):
             if not queued:
                 return ended
 
+    def _first_wait_deadline(self) -> float | None:
+        if not (self._waits or self._curl_deadlines):
+            return None
+        return min(
+            [readable.deadline for readable, _ in self._waits.values()]
+            + list(self._curl_deadlines.values())
+        )
+
+    def _waits_ended(self, readable: list[int]) -> list[tuple[Owner, int, str]]:
+        """The waits whose socket is readable, then those past their deadline."""
+        ended = [self._unwait(fd, 0, "") for fd in readable]
+        if self._curl_deadlines:
+            now = self._clock()
+            for curl, deadline in list(self._curl_deadlines.items()):
+                if now >= deadline:
+                    self._left_attached.discard(curl)
+                    owner = self._remove(curl)
+                    ended.append((owner, pycurl.E_OPERATION_TIMEDOUT, ""))
+        if self._waits:
+            now = self._clock()
+            for fd, (wait, _) in list(self._waits.items()):
+                if now >= wait.deadline:
+                    ended.append(self._unwait(fd, pycurl.E_OPERATION_TIMEDOUT, ""))
+        return ended
+
+    def _unwait(self, fd: int, code: int, message: str) -> tuple[Owner, int, str]:
+        _, owner = self._waits.pop(fd)
+        with contextlib.suppress(OSError):
+            self._epoll.unregister(fd)
+        return owner, code, message
+
     def _remove(self, curl: pycurl.Curl) -> Owner:
-        self._multi.remove_handle(curl)
+        self._curl_deadlines.pop(curl, None)
+        if curl in self._left_attached:
+            self._left_attached.discard(curl)
+        else:
+            self._multi.remove_handle(curl)
         return self._owners.pop(curl)
 
     def _watch(self, what: int, fd: int, multi, data) -> None:

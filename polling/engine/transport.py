@@ -8,6 +8,7 @@ costs the others nothing, and it reports how long each phase took.
 
 from __future__ import annotations
 
+import select
 import ssl
 import time
 from collections.abc import Callable, Sequence
@@ -180,6 +181,7 @@ class Transport:
         self._sessions = sessions
         self._share: pycurl.CurlShare | None = None
         self._resolve = list(resolve)
+        self._ca_bundle = ca_bundle
         self._set_defaults(ca_bundle, self._resolve)
         self._guard.install(self._curl)
 
@@ -232,6 +234,24 @@ class Transport:
         return Connecting(
             host, port, timeout_ms=timeout_ms, resolve=self._resolve, guard=guard
         )
+
+    def fresh_handle(self, *, trusted: bool = False) -> tuple[pycurl.Curl, SocketGuard]:
+        """A new easy handle of its own (never shared, never reused) with
+        this transport's authorities, DNS overrides, blocked networks and
+        source address, and no proxy; its guard says what it refused.
+        The caller sets the protocols it may speak, and closes it."""
+        curl = pycurl.Curl()
+        guard = SocketGuard(self._blocked_networks)
+        guard.reset(trusted=trusted)
+        curl.setopt(pycurl.NOSIGNAL, 1)
+        curl.setopt(pycurl.PROXY, "")
+        curl.setopt(pycurl.CAINFO, self._ca_bundle)
+        if self._resolve:
+            curl.setopt(pycurl.RESOLVE, self._resolve)
+        if _source_address:
+            curl.setopt(pycurl.INTERFACE, _source_address)
+        guard.install(curl)
+        return curl, guard
 
     def close(self) -> None:
         """Close the connections. Waits for DNS lookups that a timeout
@@ -424,6 +444,8 @@ class Exchange(Protocol):
 
 def perform(exchange: Exchange) -> Any:
     """Run an exchange to its end on this thread; what finish() returns."""
+    if isinstance(exchange, Readable):
+        return exchange.finish(*exchange.wait())
     if exchange.curl is None:  # on a socket of the poller's own (sockets.py)
         return exchange.run()
     try:
@@ -431,6 +453,29 @@ def perform(exchange: Exchange) -> Any:
     except pycurl.error as error:
         return exchange.finish(*error.args)
     return exchange.finish()
+
+
+class Readable:
+    """An exchange that is no libcurl transfer: waiting until a socket
+    libcurl handed over (a WebSocket's, CONNECT_ONLY) has something to
+    read, or the monotonic `deadline` passes. Transfers waits for it in
+    the same epoll as its transfers; perform() waits on this thread."""
+
+    curl = None
+
+    def __init__(self, fd: int, deadline: float) -> None:
+        self.fd = fd
+        self.deadline = deadline
+
+    def wait(self) -> tuple[int, str]:
+        """Block until readable (0) or the deadline (a timeout's code)."""
+        left = max(self.deadline - time.monotonic(), 0.0)
+        ready, _, _ = select.select([self.fd], [], [], left)
+        return (0, "") if ready else (pycurl.E_OPERATION_TIMEDOUT, "")
+
+    def finish(self, code: int = 0, message: str = "") -> None:
+        if code:
+            raise TransferError(code, message or "timed out waiting for an answer")
 
 
 class Connecting:
@@ -519,6 +564,11 @@ def _resume_sessions(curl: pycurl.Curl, resume: bool) -> None:
     server sends no certificate in it, so libcurl reports no chain: a
     request that must read the certificate's expiry shakes hands in full."""
     curl.setopt(pycurl.SSL_SESSIONID_CACHE, int(resume))
+
+
+def certificate_expiry(certificate: Sequence[tuple[str, str]]) -> datetime | None:
+    """When a certificate of libcurl's INFO_CERTINFO expires."""
+    return _expiry(certificate)
 
 
 def _expiry(certificate: Sequence[tuple[str, str]]) -> datetime | None:

@@ -95,7 +95,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
 
     list_display = [
         "name",
-        "url",
+        "url_column",
         "method",
         "interval_column",
         "enabled",
@@ -244,6 +244,10 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
             },
         ),
     ]
+
+    @admin.display(description="URL", ordering="url")
+    def url_column(self, project: Project) -> str:
+        return project.shown_url  # a service check's password masked
 
     def get_urls(self) -> list:
         return as_code_urls(self.admin_site) + super().get_urls()

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, time
 from django import forms
 from django.db import models
 
+from projects.checks.credentials import masked_url
 from projects.forms.maintenance import MaintenanceWindowForm
 from projects.forms.project import ProjectForm
 from projects.models import MaintenanceWindow, NotificationChannel, Project, Tag
@@ -120,6 +121,9 @@ def values_of(
             values[field] = sorted(references.get(field, []))
         else:
             values[field] = plain(getattr(instance, field))
+    if section.key == "projects" and values.get("url"):
+        # Written masked; an import of the mask keeps the stored password.
+        values["url"] = masked_url(values["url"])
     return values
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django import forms
 from django.utils import timezone
 
+from projects.checks.credentials import masked_url, unmasked_url
 from projects.models import DEFAULT_INTERVAL, NotificationChannel, Project
 from projects.teams.forms import TeamValidatedForm
 
@@ -128,10 +129,21 @@ class ProjectForm(TeamValidatedForm):
                 is_default=True, team_id=team_id
             )
             self.initial["channels"] = list(defaults.values_list("pk", flat=True))
+        # A service check's password is write-only: the form shows it
+        # masked, and clean_url() keeps the stored one when the mask comes back.
+        if self.instance.pk and self.instance.url:
+            self.initial["url"] = masked_url(self.instance.url)
         # A view-only admin form has no editable fields at all.
         for name in DEFAULTED_FIELDS:
             if name in self.fields:
                 self.fields[name].required = False
+
+    def clean_url(self) -> str:
+        url = self.cleaned_data.get("url") or ""
+        stored = Project.objects.filter(pk=self.instance.pk).values_list(
+            "url", flat=True
+        )
+        return unmasked_url(url, stored.first() or "") if self.instance.pk else url
 
     def clean(self) -> dict:
         cleaned = super().clean()

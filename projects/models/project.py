@@ -18,6 +18,7 @@ from projects.checks.combinations import (
     combination_errors,
     normalized_status_codes,
 )
+from projects.checks.credentials import masked_url
 from projects.checks.kinds import kind_of
 from projects.checks.kinds.kind import CheckKind
 from projects.checks.units import SECONDS_PER_UNIT
@@ -496,6 +497,11 @@ class Project(LockedDelete, NamedInTeam):
         """Whether its polls read the server's certificate (https://)."""
         kind = self.check_kind
         return kind is not None and kind.reads_certificate(self.url)
+
+    @property
+    def shown_url(self) -> str:
+        """The URL to show: a service check's password masked."""
+        return masked_url(self.url)
 
     @property
     def is_tcp(self) -> bool:

@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from projects.checks.kinds import scheme_list
 from projects.models import Incident, PollResult, PollResultRow, Project, Status
 from tests.support.admin_forms import ADD_URL, FORM
 
@@ -70,14 +71,12 @@ def test_it_adds_a_project(admin_client):
         (
             "url",
             "file:///etc/passwd",
-            "Only http://, https://, tcp://, ssh://, udp://, dns:// and icmp:// "
-            "URLs can be polled",
+            f"Only {scheme_list()} URLs can be polled",
         ),
         (
             "url",
             "ftp://example.com",
-            "Only http://, https://, tcp://, ssh://, udp://, dns:// and icmp:// "
-            "URLs can be polled",
+            f"Only {scheme_list()} URLs can be polled",
         ),
         ("url", "not a url", "A URL cannot contain spaces"),
         ("interval", "0", "greater than or equal to 1"),

@@ -6,6 +6,7 @@ import pytest
 
 from django.core.exceptions import ValidationError
 
+from projects.checks.kinds import scheme_list
 from projects.forms.project import ProjectForm
 from projects.models import Project
 
@@ -44,13 +45,11 @@ def test_a_valid_form_saves_a_project():
     [
         (
             "file:///etc/passwd",
-            "Only http://, https://, tcp://, ssh://, udp://, dns:// and icmp:// URLs "
-            "can be polled, not file:",
+            f"Only {scheme_list()} URLs can be polled, not file:",
         ),
         (
             "ftp://example.com",
-            "Only http://, https://, tcp://, ssh://, udp://, dns:// and icmp:// URLs "
-            "can be polled, not ftp:",
+            f"Only {scheme_list()} URLs can be polled, not ftp:",
         ),
         ("javascript:alert(1)", "not javascript:"),
         ("not a url", "cannot contain spaces"),

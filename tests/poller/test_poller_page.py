@@ -54,6 +54,9 @@ def test_it_shows_a_running_pollers_status(admin_client, running_poller):
     assert "level-healthy" in page
     assert "level-critical" not in page
     assert "js/live.js" in page
+    # The side pool of the service checks, with its own limit.
+    assert "Service checks in flight" in page
+    assert "0 of 20 (0 waiting)" in page
 
 
 def test_it_says_plainly_when_the_poller_is_not_running(admin_client, settings):

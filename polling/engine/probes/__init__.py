@@ -12,21 +12,66 @@ KIND_MODULES.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from datetime import datetime
 from typing import Any
 
-from polling.engine.probes import dns, http, icmp, ssh, tcp, udp
+from polling.engine.blocked import Network
+from polling.engine.probes import (
+    dns,
+    grpc,
+    http,
+    icmp,
+    mail,
+    mysql,
+    postgres,
+    redis,
+    ssh,
+    tcp,
+    udp,
+    websocket,
+)
 from polling.engine.transport import Exchange, Transport
 from polling.engine.types import Outcome, Task
 
 PollSteps = Generator[Exchange, Any, Outcome]
 Probe = Callable[[Transport, Task, datetime], PollSteps]
 
-KIND_MODULES = (http, tcp, ssh, udp, dns, icmp)
+KIND_MODULES = (
+    http,
+    tcp,
+    ssh,
+    udp,
+    dns,
+    icmp,
+    postgres,
+    mysql,
+    redis,
+    grpc,
+    mail,
+    websocket,
+)
 PROBES: dict[str, Probe] = {
     scheme: module.poll_steps for module in KIND_MODULES for scheme in module.SCHEMES
 }
+
+
+# Kinds whose protocol needs a blocking driver: the side pool runs them
+# (engine/side_pool.py), each module with `SCHEMES` and `check(task,
+# started_at, blocked_networks)`, which blocks and returns the Outcome,
+# never raising.
+Driver = Callable[[Task, datetime, Sequence[Network]], Outcome]
+DRIVER_MODULES = (postgres, mysql, redis, grpc)
+DRIVERS: dict[str, Driver] = {
+    scheme: module.check for module in DRIVER_MODULES for scheme in module.SCHEMES
+}
+
+
+def driver_for(url: str) -> Driver | None:
+    """The blocking driver check of the URL's scheme; None when its kind
+    has none."""
+    scheme, sep, _ = url.partition("://")
+    return DRIVERS.get(scheme.lower()) if sep else None
 
 
 def probe_for(url: str) -> Probe | None:

@@ -14,6 +14,7 @@ from django.urls import reverse
 from projects.api.serializers.fields import RelatedIdsField, RelatedNamesField
 from projects.api.serializers.forms import FormBackedSerializer
 from projects.api.teams import scoped
+from projects.checks.credentials import masked_url
 from projects.dashboard.queries.overview import State
 from projects.forms.project import ProjectForm
 from projects.models import Project, Region, Status, Tag
@@ -133,6 +134,8 @@ class ProjectSerializer(FormBackedSerializer):
                 data[name] = project.display_state
             elif name == "ping_url":
                 data[name] = self.get_ping_url(project)
+            elif name == "url":
+                data[name] = masked_url(project.url)
             elif name == "headers" and not reveal:
                 data[name] = masked_headers(project.headers)
             else:

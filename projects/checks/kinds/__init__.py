@@ -19,10 +19,36 @@ have no URL, so no scheme chooses them.
 
 from __future__ import annotations
 
-from projects.checks.kinds import dns, http, icmp, ssh, tcp, udp
+from projects.checks.kinds import (
+    dns,
+    grpc,
+    http,
+    icmp,
+    mail,
+    mysql,
+    postgres,
+    redis,
+    ssh,
+    tcp,
+    udp,
+    websocket,
+)
 from projects.checks.kinds.kind import CheckKind
 
-KIND_MODULES = (http, tcp, ssh, udp, dns, icmp)
+KIND_MODULES = (
+    http,
+    tcp,
+    ssh,
+    udp,
+    dns,
+    icmp,
+    postgres,
+    mysql,
+    redis,
+    grpc,
+    mail,
+    websocket,
+)
 KINDS: tuple[CheckKind, ...] = tuple(module.KIND for module in KIND_MODULES)
 BY_SCHEME: dict[str, CheckKind] = {
     scheme: kind for kind in KINDS for scheme in kind.schemes

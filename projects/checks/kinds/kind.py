@@ -35,6 +35,9 @@ class CheckKind:
     # Whether its URL may leave the host out (dns:///name: the poller's
     # own resolver).
     host_optional: bool = False
+    # Whether the password in its URL is write-only: shown masked, kept
+    # when the mask comes back (projects/checks/credentials.py).
+    secret_credentials: bool = False
 
     def reads_certificate(self, url: str) -> bool:
         return url.partition("://")[0].lower() in self.tls_schemes
