@@ -172,7 +172,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
         (
             "HTTP(S) request (http://, https://)",
             {
-                "classes": ["kind-section", "kind-http", "kind-https"],
+                "classes": ["collapse", "kind-section", "kind-http", "kind-https"],
                 "fields": [
                     "method",
                     "headers",
