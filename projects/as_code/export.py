@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import yaml
 
-from projects.as_code.schema import SECTIONS, VERSION, values_of, without_defaults
+from projects.as_code.schema import (
+    SECTIONS,
+    STEPS,
+    VERSION,
+    values_of,
+    without_defaults,
+)
 from projects.as_code.validation import current_references
 from projects.models import Team
 from projects.models.teams import default_team
@@ -22,6 +28,8 @@ def export_document(team: Team | None = None) -> dict:
     document: dict = {"version": VERSION}
     for section in SECTIONS:
         rows = section.model.objects.prefetch_related(*section.references)
+        if STEPS in section.fields:
+            rows = rows.prefetch_related("flow_steps")
         rows = for_team(rows, team)
         entries = [
             without_defaults(

@@ -20,6 +20,7 @@ from projects.as_code.schema import (
     CHANNEL_SECRET_FIELDS,
     PROJECTS,
     SECTIONS,
+    STEPS,
     TOP_LEVEL_KEYS,
     VERSION,
     Section,
@@ -139,6 +140,8 @@ def type_problem(section: Section, name: str, value: object) -> str | None:
     if name in section.references:
         fits = isinstance(value, list) and all(isinstance(v, str) for v in value)
         return None if fits else "Expected a list of names."
+    if name == STEPS:
+        return None if isinstance(value, list) else "Expected a list of steps."
     model_field = section.model_field(name)
     if value is None:
         return None if model_field.null else "Leave the key out for the default."

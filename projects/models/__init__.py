@@ -5,6 +5,7 @@ from projects.models.account_mail import AccountEmail
 from projects.models.api_keys import ApiKey
 from projects.models.audit import AuditEntry
 from projects.models.escalation import Escalation, EscalationStep
+from projects.models.flows import FlowStep, TeamSecret
 from projects.models.housekeeping import HousekeepingRun
 from projects.models.incidents import Incident
 from projects.models.maintenance import MaintenanceWindow
@@ -64,6 +65,7 @@ __all__ = [
     "DeliveryAttempt",
     "Escalation",
     "EscalationStep",
+    "FlowStep",
     "HourlyRollup",
     "HousekeepingRun",
     "Incident",
@@ -88,4 +90,5 @@ __all__ = [
     "Subscriber",
     "Tag",
     "Team",
+    "TeamSecret",
 ]

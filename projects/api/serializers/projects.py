@@ -84,6 +84,12 @@ class ProjectSerializer(FormBackedSerializer):
     last_status = serializers.ChoiceField(
         choices=Status.choices, allow_blank=True, read_only=True
     )
+    steps = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="Flows: the steps, in order, each {name, method, url, headers, "
+        "body, expect, capture} (docs/checks.md, Flows); empty for other kinds.",
+    )
     ping_url = serializers.SerializerMethodField(
         help_text="Heartbeat projects: the URL their job calls; null otherwise."
     )
@@ -121,6 +127,8 @@ class ProjectSerializer(FormBackedSerializer):
                 data[name] = [region.name for region in _related(project, "regions")]
             elif name == "state":
                 data[name] = project.display_state
+            elif name == "steps":
+                data[name] = project.step_dicts()
             elif name == "ping_url":
                 data[name] = self.get_ping_url(project)
             else:
@@ -168,6 +176,6 @@ class ProjectSerializer(FormBackedSerializer):
         return [found[name] for name in names]
 
     def form_value(self, name: str, value: object) -> object:
-        if name == "headers":
+        if name in ("headers", "steps"):
             return json.dumps(value)  # the form's JSON field reads text
         return super().form_value(name, value)
