@@ -8,7 +8,7 @@ from projects.models.teams import default_team
 
 SHOP_PASSWORD = "s3cret-Pa55word-7731"
 
-CONTRACT_YAML = """\\
+CONTRACT_YAML = """\
 projects:
 - name: checkout works
   kind: flow
