@@ -20,7 +20,7 @@ import certifi
 
 from polling.engine.blocked import Taint, parse_networks
 from polling.engine.heartbeats import missed_ping
-from polling.engine.probes import PollSteps, probe_for
+from polling.engine.probes import PollSteps, probe_of
 from polling.engine.probes.outcomes import Trace, outcome, unexpected
 from polling.engine.tls_sessions import SessionShares
 from polling.engine.transfers import Transfers
@@ -139,7 +139,7 @@ def poll_steps(handle: Transport, task: Task) -> PollSteps:
         return outcome(task, started_at, Trace(), None, target.problem)
     if target.heartbeat:
         return missed_ping(task, started_at)
-    kind_probe = probe_for(target.url)
+    kind_probe = probe_of(target)
     if kind_probe is None:
         reason = f"unsupported URL: {target.url}"
         return outcome(task, started_at, Trace(), None, reason)

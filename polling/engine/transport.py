@@ -60,6 +60,9 @@ class Request:
     body: bytes = b""
     verify_tls: bool = True
     keep_body: bool = False  # else the body is read and counted, not kept
+    # Keep the response's headers (a flow's step that captures or checks
+    # one); others pay nothing for them.
+    keep_headers: bool = False
     # May connect to POLL_BLOCKED_NETWORKS (its team is trusted).
     trusted: bool = False
 
@@ -90,6 +93,8 @@ class Response:
     body: bytes = b""  # at most MAX_BODY_BYTES, when the request kept it
     truncated: bool = False  # the body went on past MAX_BODY_BYTES
     content_type: str | None = None
+    # (name, value) as received, when the request kept them.
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +162,7 @@ class Transport:
         self._received = 0
         self._capped = False
         self._kept: list[bytes] | None = None
+        self._headers: list[tuple[str, str]] | None = None
         # Shared by the transports of one worker thread, which share their
         # connections too.
         self._certificates = {} if certificates is None else certificates
@@ -199,6 +205,7 @@ class Transport:
             body=b"".join(self._kept or ()),
             truncated=self._capped,
             content_type=curl.getinfo(pycurl.CONTENT_TYPE),
+            headers=tuple(self._headers or ()),
         )
 
     def connecting(
@@ -242,6 +249,12 @@ class Transport:
         self._received = 0
         self._capped = False
         self._kept = [] if request.keep_body else None
+        if request.keep_headers:
+            self._headers = []
+            curl.setopt(pycurl.HEADERFUNCTION, self._header)
+        elif self._headers is not None:
+            self._headers = None
+            curl.unsetopt(pycurl.HEADERFUNCTION)
         curl.setopt(pycurl.URL, request.url)
         origin, https = _origin(request.url)
         self._origin = origin if https else None
@@ -284,6 +297,11 @@ class Transport:
         self._keep(chunk)
         self._received += len(chunk)
         return None
+
+    def _header(self, line: bytes) -> None:
+        name, colon, value = line.decode("latin-1").partition(":")
+        if colon and self._headers is not None:
+            self._headers.append((name.strip(), value.strip()))
 
     def _keep(self, chunk: bytes) -> None:
         if self._kept is not None and chunk:

@@ -16,17 +16,23 @@ from collections.abc import Callable, Generator
 from datetime import datetime
 from typing import Any
 
-from polling.engine.probes import http, tcp
+from polling.engine.probes import flow, http, tcp
 from polling.engine.transport import Exchange, Transport
-from polling.engine.types import Outcome, Task
+from polling.engine.types import Outcome, Target, Task
 
 PollSteps = Generator[Exchange, Any, Outcome]
 Probe = Callable[[Transport, Task, datetime], PollSteps]
 
-KIND_MODULES = (http, tcp)
+KIND_MODULES = (http, tcp, flow)
 PROBES: dict[str, Probe] = {
     scheme: module.poll_steps for module in KIND_MODULES for scheme in module.SCHEMES
 }
+
+
+def probe_of(target: Target) -> Probe | None:
+    """The probe of a target: a flow's, when it carries steps (a flow has
+    no URL, so no scheme chooses it); else its URL's scheme's."""
+    return flow.poll_steps if target.steps else probe_for(target.url)
 
 
 def probe_for(url: str) -> Probe | None:
