@@ -13,7 +13,7 @@ from django.http import HttpRequest
 
 from projects.admin.escalation import StepsFormSet
 from projects.admin.scoping import TeamScopedAdmin, TeamScopedInline
-from projects.checks.kinds.flow import label, order_errors
+from projects.checks.kinds.flow import order_errors
 from projects.models import FlowStep, Project, TeamSecret
 
 
@@ -40,15 +40,9 @@ class FlowStepsFormSet(StepsFormSet):
         if not is_flow and forms_kept:
             raise ValidationError("Only a flow has steps: set its kind to Flow.")
         steps = [form.instance.as_dict() for form in forms_kept]
-        if messages := order_errors(steps):
+        messages = order_errors(steps) or self.instance.step_problems(steps)
+        if messages:
             raise ValidationError(messages)
-        for form in forms_kept:
-            problem = self.instance._blocked_url_problem(form.instance.url)
-            if problem:
-                raise ValidationError(
-                    f"{label(form.cleaned_data['position'], form.instance.name)}: "
-                    f"url: {problem}"
-                )
 
 
 class FlowStepInline(TeamScopedInline, admin.StackedInline):

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
-from django.db import models
+from django.db import models, transaction
+from django.utils import timezone
 
 from projects.checks.kinds.flow import METHODS, normal_step
 from projects.models.project import Project
 from projects.models.teams import NamedInTeam, team_field
+from projects.signals import projects_bulk_changed
 
 SECRET_NAME_HELP = "Letters, digits and _: steps read it as {{secrets.NAME}}."
 
@@ -103,3 +105,25 @@ class TeamSecret(NamedInTeam):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        super().save(*args, **kwargs)
+        self._flows_changed()
+
+    def delete(self, *args, **kwargs):
+        deleted = super().delete(*args, **kwargs)
+        self._flows_changed()
+        return deleted
+
+    def _flows_changed(self) -> None:
+        """The team's flows poll with the secret as it is now: marked
+        changed, so a poller's reload reads them again, and announced
+        after the commit, so a running poller syncs them at once."""
+        flows = Project.objects.filter(team_id=self.team_id, kind=Project.Kind.FLOW)
+        project_ids = list(flows.values_list("pk", flat=True))
+        if not project_ids:
+            return
+        flows.update(updated_at=timezone.now())
+        transaction.on_commit(
+            lambda: projects_bulk_changed.send(sender=Project, project_ids=project_ids)
+        )

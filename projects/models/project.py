@@ -373,10 +373,9 @@ class Project(LockedDelete, NamedInTeam):
             return []
         return [step.as_dict() for step in self.flow_steps.all()]
 
-    def _step_problems(self) -> list[str]:
-        """Steps to save whose URL is in a blocked network, or that read a
-        secret the team does not have."""
-        steps = self.steps_to_save or []
+    def step_problems(self, steps: list[dict]) -> list[str]:
+        """Problems of these steps that need the database: a URL in a
+        blocked network, a secret the team does not have."""
         problems = [
             f"step {number} '{step['name']}': url: {problem}"
             for number, step in enumerate(steps, start=1)
@@ -438,7 +437,7 @@ class Project(LockedDelete, NamedInTeam):
             errors.setdefault(name, message)
         if "url" not in errors and (problem := self._blocked_url_problem()):
             errors["url"] = problem
-        if problems := self._step_problems():
+        if problems := self.step_problems(self.steps_to_save or []):
             errors["steps"] = problems
         if errors:
             raise ValidationError(errors)

@@ -75,3 +75,10 @@ def test_a_team_secret_is_never_shown_again(admin_client):
     admin_client.post(change_url, {"name": "shop_password", "value": ""})
     secret.refresh_from_db()
     assert secret.value == SHOP_PASSWORD
+
+
+def test_a_step_reading_a_secret_the_team_lacks_is_refused(admin_client):
+    response = admin_client.post(ADD_URL, flow_form(contract_steps()))
+    assert response.status_code == 200
+    assert "No team secret is named shop_password" in response.content.decode()
+    assert not Project.objects.exists()
