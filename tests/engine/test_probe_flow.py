@@ -4,6 +4,7 @@ that issues and checks tokens, alone and on the executor's CurlMulti."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from urllib.parse import urlencode
 
 import pytest
 
@@ -115,3 +116,42 @@ def test_a_secret_in_a_reason_or_an_excerpt_is_masked():
 def test_a_refused_connection_names_the_step(handle):
     outcome = run(handle, "http://127.0.0.1:9")
     assert outcome.error == "step 1 'log in': connection refused"
+
+
+def test_a_step_that_hangs_times_out_within_the_flows_timeout(handle, target_server):
+    target = Target(
+        project_id=7,
+        url="",
+        timeout_seconds=1,
+        steps=(
+            Step(name="home", url=target_server.url("/ok")),
+            Step(name="stuck", url=target_server.url("/hang")),
+        ),
+    )
+    outcome = run_poll(handle, Task(target, datetime.now(UTC)))
+    assert outcome.error == "step 2 'stuck': timed out after 1 s"
+    assert [run.up for run in outcome.steps] == [True, False]
+
+
+def test_a_captured_value_is_url_encoded_in_the_url_only(handle, target_server):
+    text = target_server.url("/text?" + urlencode({"body": "id=a b&c/d;"}))
+    target = Target(
+        project_id=7,
+        url="",
+        steps=(
+            Step(name="read", url=text, captures=(("v", "regex:id=(.*);"),)),
+            Step(
+                name="echo",
+                method="POST",
+                url=target_server.url("/echo?v={{v}}"),
+                headers=(("X-V", "{{v}}"),),
+                body="v={{v}}",
+                json_assertions=(
+                    JsonAssertion("path", "==", "/echo?v=a%20b%26c%2Fd"),
+                    JsonAssertion("body", "==", "v=a b&c/d"),
+                ),
+            ),
+        ),
+    )
+    outcome = run_poll(handle, Task(target, datetime.now(UTC)))
+    assert outcome.up, outcome.error
