@@ -4,7 +4,13 @@ import sys
 
 
 def main():
-    if sys.argv[1:2] == ["runpoller"]:
+    if sys.argv[1:2] == ["runagent"]:
+        # An agent signs nothing and has no database: a key of its own
+        # spares its machine a setting that means nothing there.
+        import secrets
+
+        os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+    if sys.argv[1:2] in (["runpoller"], ["runagent"]):
         # Before Django's set-up: a SIGTERM during it is then a request to
         # stop like any later one, not the end of the process (-15).
         from polling.run.stop_signals import catch_early

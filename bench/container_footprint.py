@@ -12,7 +12,7 @@ polls one project (the test's target) every INTERVAL seconds meanwhile, so
     .venv/bin/python bench/container_footprint.py --idle 10    # a quick check
     .venv/bin/python bench/container_footprint.py --publish    # in docs/benchmarks/
 
-Needs what tests/test_container.py needs (podman, podman-compose,
+Needs what tests/container/test_compose.py needs (podman, podman-compose,
 mmdebstrap, runc; root).
 """
 

@@ -23,7 +23,7 @@ from pathlib import Path
 ROLE_FILE = Path("/tmp/uptime-monitor-role")
 TIMEOUT_SECONDS = 4
 # polling/auth.py derives the poller's control token from SECRET_KEY with
-# this purpose; tests/test_container_files.py checks the two agree.
+# this purpose; tests/container/test_scripts.py checks the two agree.
 TOKEN_PURPOSE = b"uptime-monitor poller control v1"
 
 

@@ -278,6 +278,9 @@ if REDIS_URL:
 # Incidents and notifications
 # Where people reach this site; links in notifications start with it.
 SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
+# Other names the monitor itself answers to; no status page may claim one
+# (nor SITE_URL's host) as its custom_domain.
+SITE_HOSTS = env.list("SITE_HOSTS", default=[])
 # How long the acknowledge link in a notification works.
 ACKNOWLEDGE_LINK_DAYS = env.int("ACKNOWLEDGE_LINK_DAYS", default=7)
 # A failing project not yet confirmed down is polled again after
@@ -421,3 +424,17 @@ POLLER_REGION = env.str("POLLER_REGION", default="default")
 # The local address this runpoller's requests leave from (libcurl's
 # interface option, e.g. "host!127.0.0.2"); empty: the system chooses.
 POLLER_SOURCE_ADDRESS = env.str("POLLER_SOURCE_ADDRESS", default="")
+
+# Agents (docs/agents.md): pollers that reach the server over HTTPS, with
+# no database. On the server: an agent silent this long hands its region's
+# projects to another agent of the region.
+AGENT_SILENT_SECONDS = env.int("AGENT_SILENT_SECONDS", default=30)
+# In `manage.py runagent`: its token (from `manage.py createagent`), how
+# often it asks the server for changes (a change saved on the server
+# reaches it within about this long), and where it keeps results until the
+# server has them: at most AGENT_BUFFER_MAX_RESULTS, the oldest given up
+# first (about 600 bytes each on disk).
+AGENT_TOKEN = env.str("AGENT_TOKEN", default="")
+AGENT_SYNC_SECONDS = env.float("AGENT_SYNC_SECONDS", default=1.0)
+AGENT_BUFFER_PATH = env.str("AGENT_BUFFER_PATH", default="agent-buffer.sqlite3")
+AGENT_BUFFER_MAX_RESULTS = env.int("AGENT_BUFFER_MAX_RESULTS", default=1_000_000)

@@ -12,6 +12,8 @@ admin.site.login = secure_admin_login(admin.site.login)
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
+    # Before the API: agents authenticate with their own tokens.
+    path("api/v1/agent/", include("polling.agents.urls")),
     path("api/v1/", include("projects.api.urls")),
     path("poller/", include("polling.urls")),
     path("ping/", include("polling.ping_urls")),

@@ -12,7 +12,9 @@ from polling.client import ControlClient
 from polling.engine.status import PollerStatus
 from polling.fleet_status import NodeView, node_views, region_views
 from polling.health import Reading, readings
+from polling.team_numbers import team_numbers
 from projects.housekeeping.runs import latest_runs
+from projects.models import Agent
 from projects.teams.scoping import current_team
 
 
@@ -27,10 +29,15 @@ class Panel:
 
 @login_required
 def poller(request: HttpRequest) -> HttpResponse:
-    """Each running poller's status, or a plain note that none is running.
-    Install-wide numbers, no team's objects; still only for members."""
-    if not request.user.is_superuser and current_team(request) is None:
+    """Each running poller's status, or a plain note that none is running:
+    install-wide numbers, host names and process ids, for superusers. A
+    team member sees their team's numbers only."""
+    team = current_team(request)
+    if not request.user.is_superuser and team is None:
         raise PermissionDenied
+    if not request.user.is_superuser:
+        context = {"numbers": team_numbers(team), "agents": _agents(request)}
+        return render(request, "polling/poller_team.html", context)
     nodes = node_views()
     context = {
         "panels": _panels(nodes),
@@ -38,8 +45,17 @@ def poller(request: HttpRequest) -> HttpResponse:
         "housekeeping": latest_runs(),
         "nodes": nodes,
         "regions": region_views(),
+        "agents": _agents(request),
     }
     return render(request, "polling/poller.html", context)
+
+
+def _agents(request: HttpRequest) -> list[Agent]:
+    """Every agent for a superuser; a member sees its team's agents."""
+    agents = Agent.objects.select_related("region").order_by("region__name", "name")
+    if request.user.is_superuser:
+        return list(agents)
+    return list(agents.filter(team=current_team(request)))
 
 
 def _panels(nodes: list[NodeView]) -> list[Panel]:

@@ -97,11 +97,7 @@ def anything_new(since: datetime, until: datetime) -> bool:
 
 
 def announce_page(page: StatusPage, since: datetime, until: datetime) -> int:
-    subscribers = list(
-        Subscriber.objects.filter(
-            page=page, confirmed_at__isnull=False, channel__isnull=False
-        ).select_related("page")
-    )
+    subscribers = list(listening(page).select_related("page"))
     deliveries = [
         (message(page, event, subscriber), [subscriber.channel_id])
         for event in page_news(page, since, until)
@@ -110,6 +106,19 @@ def announce_page(page: StatusPage, since: datetime, until: datetime) -> int:
     ]
     with transaction.atomic():
         return outbox.queue(deliveries)
+
+
+def listening(page: StatusPage):
+    """The page's confirmed subscribers; for a private page, only those
+    whose member is still in the page's team (or a superuser), so someone
+    who left the team stops hearing of it."""
+    found = Subscriber.objects.filter(
+        page=page, confirmed_at__isnull=False, channel__isnull=False
+    )
+    if page.is_public:
+        return found
+    member = Q(user__memberships__team_id=page.team_id) | Q(user__is_superuser=True)
+    return found.filter(member, user__is_active=True).distinct()
 
 
 def welcome(subscriber: Subscriber, now: datetime) -> int:

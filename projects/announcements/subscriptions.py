@@ -28,6 +28,7 @@ from django.urls import reverse
 from projects.checks.blocked_targets import blocked_url_problem
 from projects.models import NotificationChannel, StatusPage, Subscriber
 from projects.notifications import outbox
+from projects.notifications.signing import new_secret
 
 CONFIRM_EVENT = "status.confirm"
 RATE_WINDOW = timedelta(hours=1)
@@ -77,11 +78,12 @@ def subscribe(
     webhook_url: str = "",
     address: str | None,
     now: datetime,
+    user=None,
 ) -> Subscriber | None:
     """A new subscriber, unconfirmed, with its confirmation queued; None
     when the address is already
     subscribed to the page, which the visitor is not told (nobody learns
-    who subscribes)."""
+    who subscribes). `user`: the member subscribing to a private page."""
     try:
         with transaction.atomic():
             subscriber = Subscriber.objects.create(
@@ -90,6 +92,7 @@ def subscribe(
                 webhook_url=webhook_url,
                 created_from=address,
                 created_at=now,
+                user=user,
             )
             subscriber.channel = _channel_for(subscriber)
             subscriber.save(update_fields=["channel"])
@@ -100,11 +103,15 @@ def subscribe(
 
 
 def _channel_for(subscriber: Subscriber) -> NotificationChannel:
+    """The subscriber's own channel. A webhook's has a Standard Webhooks
+    secret of its own, shown once to whoever subscribed (the form's answer)
+    and never again, so its receiver can verify every delivery."""
     kind = NotificationChannel.Kind.EMAIL if subscriber.email else "webhook"
     return NotificationChannel.objects.create(
         name=f"Status page subscriber {subscriber.pk} ({subscriber.page.slug})",
         kind=kind,
         url=subscriber.email or subscriber.webhook_url,
+        secret="" if subscriber.email else new_secret(),
         is_default=False,
         team_id=subscriber.page.team_id,  # the page's team sees its deliveries
     )

@@ -2,6 +2,7 @@
 notifications about them."""
 
 from projects.models.account_mail import AccountEmail
+from projects.models.agents import Agent
 from projects.models.api_keys import ApiKey
 from projects.models.audit import AuditEntry
 from projects.models.escalation import Escalation, EscalationStep
@@ -58,6 +59,7 @@ __all__ = [
     "MAX_PHASE_MS",
     "MAX_TIMEOUT_SECONDS",
     "AccountEmail",
+    "Agent",
     "AnnouncementCursor",
     "ApiKey",
     "AuditEntry",

@@ -184,8 +184,9 @@ class Project(LockedDelete, NamedInTeam):
         "JSON expected value",
         max_length=500,
         blank=True,
+        # HTML, as every help_text: the admin prints it unescaped.
         help_text='Compared with what the query finds: ok, "ok", 200, true or '
-        "null. < and > compare numbers; contains looks in a text or a list.",
+        "null. &lt; and &gt; compare numbers; contains looks in a text or a list.",
     )
     tls_expiry_warning_days = models.PositiveSmallIntegerField(
         "warn of certificate expiry (days)",

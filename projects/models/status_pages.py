@@ -9,8 +9,10 @@ incident; Subscribers hear of incidents, updates and maintenance.
 from __future__ import annotations
 
 import secrets
+from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
@@ -39,6 +41,15 @@ validate_domain = RegexValidator(
     "no port, no path).",
     code="invalid_domain",
 )
+
+
+def own_host_names() -> set[str]:
+    """The names people reach the monitor itself by: SITE_URL's host and
+    SITE_HOSTS. A page claiming one would be served at / there, in place
+    of the dashboard, to every user of every team."""
+    names = {urlsplit(settings.SITE_URL).hostname or ""}
+    names.update(settings.SITE_HOSTS)
+    return {name.lower().rstrip(".") for name in names if name}
 
 
 def new_token() -> str:
@@ -102,6 +113,23 @@ class StatusPage(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("status_pages:page", args=[self.slug])
+
+    def clean(self) -> None:
+        """A custom domain is neither the monitor's own name nor one another
+        page has (the constraint's error would not name the field)."""
+        super().clean()
+        domain = self.custom_domain
+        if not domain:
+            return
+        if domain.lower() in own_host_names():
+            raise ValidationError(
+                {"custom_domain": "That is this monitor's own host name."}
+            )
+        taken = StatusPage.objects.filter(custom_domain=domain).exclude(pk=self.pk)
+        if taken.exists():
+            raise ValidationError(
+                {"custom_domain": "Another status page already has that domain."}
+            )
 
     @property
     def is_public(self) -> bool:
@@ -199,6 +227,16 @@ class Subscriber(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     # The subscription form's rate limit counts recent rows per address.
     created_from = models.GenericIPAddressField(null=True, blank=True)
+    # A private page's subscriber: the member who subscribed. The page's
+    # news goes to them only while they are a member of its team
+    # (projects.announcements.announcer); none, nothing is sent.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
 
     class Meta:
         constraints = [

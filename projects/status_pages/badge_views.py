@@ -1,8 +1,11 @@
 """Badges: /badge/<key>/… per project, /status/<slug>/badge.svg per page.
 
-No login: a project's badge key is the permission. An unknown key, or a
-private page, gets a 404 whose body is still a badge ("unknown"), so an
-embedded image shows something readable instead of a broken picture.
+No login: a project's badge key is the permission. A page's badge follows
+the page's rule (projects.status_pages.access): a private page's badge is
+for its team, and kept out of shared caches. An unknown key or page, or
+a private page seen from outside its team, gets a 404 whose body is still
+a badge ("unknown"), so an embedded image shows something readable
+instead of a broken picture.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from django.utils.cache import patch_cache_control
 
 from projects.models import Project, StatusPage
 from projects.status_pages import badges, content
+from projects.status_pages.access import Access, access, cache_scope, refusal
 from projects.status_pages.badges import UNKNOWN, Badge
 from projects.status_pages.svg import badge as draw
 
@@ -50,10 +54,14 @@ def shields_endpoint(request: HttpRequest, key: str) -> HttpResponse:
 
 def page_badge(request: HttpRequest, slug: str) -> HttpResponse:
     page = StatusPage.objects.filter(slug=slug).first()
-    if page is None or not (page.is_public or request.user.is_authenticated):
+    if page is None:
         return _svg(UNKNOWN, status=404)
+    if access(request, page) is Access.HIDDEN:
+        return _svg(UNKNOWN, status=404, scope=cache_scope(page))
+    if (refused := refusal(request, page)) is not None:
+        return refused
     state = content.overall_state(page, timezone.now())
-    return _svg(badges.PAGE_BADGES[state])
+    return _svg(badges.PAGE_BADGES[state], scope=cache_scope(page))
 
 
 def _project_badge(project: dict, kind: str) -> Badge:
@@ -78,15 +86,19 @@ def _summed_badge(project: dict, kind: str, now) -> Badge:
     return badges.uptime_badge(project, kind.removeprefix("uptime-"), now)
 
 
-def _svg(shown: Badge, *, status: int = 200) -> HttpResponse:
+def _svg(
+    shown: Badge, *, status: int = 200, scope: dict[str, bool] | None = None
+) -> HttpResponse:
     response = HttpResponse(
         draw(shown.label, shown.message, shown.color), content_type=SVG, status=status
     )
-    return _cached(response)
+    return _cached(response, scope)
 
 
-def _cached(response: HttpResponse) -> HttpResponse:
-    patch_cache_control(response, public=True, max_age=BADGE_MAX_AGE)
+def _cached(
+    response: HttpResponse, scope: dict[str, bool] | None = None
+) -> HttpResponse:
+    patch_cache_control(response, max_age=BADGE_MAX_AGE, **(scope or {"public": True}))
     return response
 
 

@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 
 from projects.models import StatusPage
-from projects.models.status_pages import validate_domain
+from projects.models.status_pages import own_host_names, validate_domain
 
 DOMAIN_CACHE_SECONDS = 30
 DOMAIN_CACHE_KEY = "status-page-domains"
@@ -37,11 +37,15 @@ class CustomDomainMiddleware:
 
 
 def page_for_host(host: str) -> str | None:
-    """The slug of the page served on `host`, or None."""
+    """The slug of the page served on `host`, or None. Never one of the
+    monitor's own names, even for a page saved with one before they were
+    refused."""
     name = host.rsplit(":", 1)[0].lower() if not host.endswith("]") else host
     try:
         validate_domain(name)
     except ValidationError:
+        return None
+    if name in own_host_names():
         return None
     return domains().get(name)
 

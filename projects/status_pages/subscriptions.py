@@ -3,13 +3,15 @@ unsubscribe link. Links only ask on GET (mail scanners follow links);
 the button POSTs, with a CSRF token like the form. A webhook's receiver
 confirms by a bare POST to its link: the link's token is the secret, so
 the confirmation needs no CSRF token (whoever could forge the request
-knows the token already)."""
+knows the token already). A private page's form and confirm link are for
+its team only (projects.status_pages.access), so its subscribers confirm
+signed in, as a member."""
 
 from __future__ import annotations
 
 from django import forms
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
@@ -19,6 +21,7 @@ from projects.announcements import subscriptions
 from projects.announcements.announcer import welcome
 from projects.announcements.subscriptions import validate_webhook_url
 from projects.models import StatusPage, Subscriber
+from projects.status_pages.access import refusal
 
 
 class SubscribeForm(forms.Form):
@@ -40,16 +43,11 @@ class SubscribeForm(forms.Form):
         return data
 
 
-def _page(request: HttpRequest, slug: str) -> StatusPage:
-    page = get_object_or_404(StatusPage, slug=slug)
-    if not page.is_public and not request.user.is_authenticated:
-        raise Http404("No such page.")
-    return page
-
-
 @require_http_methods(["GET", "POST"])
 def subscribe(request: HttpRequest, slug: str) -> HttpResponse:
-    page = _page(request, slug)
+    page = get_object_or_404(StatusPage, slug=slug)
+    if (refused := refusal(request, page)) is not None:
+        return refused
     form = SubscribeForm(request.POST if request.method == "POST" else None)
     context = {"page": page, "form": form, "done": False}
     if request.method == "GET" or not form.is_valid():
@@ -59,15 +57,19 @@ def subscribe(request: HttpRequest, slug: str) -> HttpResponse:
     if subscriptions.rate_limited(address, now):
         context["limited"] = True
         return render(request, "status_pages/subscribe.html", context, status=429)
-    subscriptions.subscribe(
+    subscriber = subscriptions.subscribe(
         page,
         email=form.cleaned_data["email"],
         webhook_url=form.cleaned_data["webhook_url"],
         address=address,
         now=now,
+        user=None if page.is_public else request.user,
     )
     context["done"] = True
     context["by_email"] = bool(form.cleaned_data["email"])
+    if subscriber is not None and subscriber.webhook_url:
+        # Shown on this answer only; stored on the subscriber's channel.
+        context["secret"] = subscriber.channel.secret
     return render(request, "status_pages/subscribe.html", context)
 
 
@@ -75,6 +77,8 @@ def subscribe(request: HttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def confirm(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     subscriber = _subscriber(slug, token)
+    if (refused := refusal(request, subscriber.page)) is not None:
+        return refused
     outcome = "ask-confirm"
     if subscriber.is_confirmed:
         outcome = "confirmed"
@@ -87,6 +91,7 @@ def confirm(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     return _answer(request, subscriber, outcome)
 
 
+@csrf_exempt  # RFC 8058's one-click POST has no cookie; the token is the secret
 @require_http_methods(["GET", "POST"])
 def unsubscribe(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     subscriber = _subscriber(slug, token)

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import gzip
 
-from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified
+from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.cache import patch_cache_control, patch_vary_headers
@@ -20,9 +19,9 @@ from django.utils.http import http_date, parse_etags, parse_http_date_safe
 
 from projects.models import StatusPage
 from projects.status_pages import content
+from projects.status_pages.access import cache_scope, refusal
 from projects.status_pages.rendering import gzipped_page
 from projects.status_pages.version import page_version
-from projects.teams.scoping import role_of
 
 PAGE_CACHE_SECONDS = 30
 
@@ -35,10 +34,8 @@ def status_page(request: HttpRequest, slug: str) -> HttpResponse:
 def render_page(request: HttpRequest, page: StatusPage, *, base: str) -> HttpResponse:
     """The page, its links relative to `base` (its /status/<slug>/ URL, or
     / on its own domain)."""
-    if not page.is_public and not request.user.is_authenticated:
-        return redirect_to_login(request.get_full_path())
-    if not page.is_public and role_of(request.user, page.team) is None:
-        raise Http404("No such page.")  # another team's private page
+    if (refused := refusal(request, page)) is not None:
+        return refused
     version = page_version(page, timezone.now())
     key = f"status-page:{page.pk}:{base}:{version}"
     cached = cache.get(key)
@@ -56,9 +53,7 @@ def render_page(request: HttpRequest, page: StatusPage, *, base: str) -> HttpRes
     patch_vary_headers(response, ["Accept-Encoding"])
     response["ETag"] = etag
     response["Last-Modified"] = http_date(built_at)
-    patch_cache_control(
-        response, no_cache=True, **{"public" if page.is_public else "private": True}
-    )
+    patch_cache_control(response, no_cache=True, **cache_scope(page))
     return response
 
 

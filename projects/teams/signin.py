@@ -8,16 +8,22 @@
 - allauth's own e-mails (password reset, address confirmation, "your
   password changed") are queued like ours (account_mail.py), not sent
   inside the request.
+- Their links and the site's name in them come from SITE_URL, never from
+  the request's Host: any ALLOWED_HOSTS name is a valid Host, a team's own
+  status-page domain among them, and a reset link on a name a team's DNS
+  answers for would hand that team the key.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
 
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core import context as allauth_context
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 
 from django.conf import settings
-from django.contrib.sites.shortcuts import get_current_site
 
 from projects.models import Membership, Role, Team
 from projects.teams.account_mail import queue_email
@@ -29,15 +35,46 @@ class AccountAdapter(DefaultAccountAdapter):
 
     def send_mail(self, template_prefix: str, email: str, context: dict) -> None:
         # DefaultAccountAdapter.send_mail, with the last step queued rather
-        # than sent.
+        # than sent, and every link allauth built from the request's Host
+        # moved to SITE_URL.
         request = allauth_context.request
+        origin = request.build_absolute_uri("/") if request is not None else None
         context = {
             "request": request,
             "email": email,
-            "current_site": get_current_site(request),
-            **context,
+            "current_site": this_site(),
+            **{name: _on_site(value, origin) for name, value in context.items()},
         }
         queue_email(self.render_mail(template_prefix, email, context))
+
+    def format_email_subject(self, subject: str) -> str:
+        return f"[{this_site().name}] {subject}"
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """What allauth's templates read of a django.contrib.sites Site."""
+
+    domain: str
+    name: str
+
+
+def this_site() -> Site:
+    host = urlsplit(settings.SITE_URL).netloc
+    return Site(domain=host, name=host)
+
+
+def site_link(url: str) -> str:
+    """`url` with its scheme and host replaced by SITE_URL's."""
+    parts = urlsplit(url)
+    rest = urlunsplit(("", "", parts.path, parts.query, parts.fragment))
+    return settings.SITE_URL.rstrip("/") + rest
+
+
+def _on_site(value, origin: str | None):
+    if origin and isinstance(value, str) and value.startswith(origin):
+        return site_link(value)
+    return value
 
 
 class SocialAccountAdapter(DefaultSocialAccountAdapter):

@@ -120,3 +120,56 @@ def test_a_failed_housekeeping_run_shows_its_error(admin_client):
 
     assert "Failed" in page
     assert "OSError: no space left on device" in page
+
+
+def test_a_team_member_sees_their_teams_numbers_and_nothing_of_the_install(a, b):
+    from projects.models import Project, Role
+    from tests.support.teams import client_of, member
+
+    now = timezone.now()
+    PollerNode.objects.create(
+        name="poller-host-7:4242",
+        host="poller-host-7",
+        pid=4242,
+        control_url="http://127.0.0.1:9",
+        started_at=now,
+        last_seen_at=now,
+    )
+    Project.objects.filter(pk=a.project.pk).update(
+        state="down", last_status="down", last_polled_at=now
+    )
+    for number in range(3):  # bravo's, never counted for alpha
+        Project.objects.create(
+            team=b.team, name=f"bravo-{number}", url=f"http://127.0.0.1:9/{number}"
+        )
+    viewer = client_of(member(a.team, Role.VIEWER, "vera"))
+
+    response = viewer.get(URL)
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "poller-host-7" not in page
+    assert "4242" not in page
+    assert "Polls in flight" not in page  # the install's numbers
+    assert 'id="housekeeping"' not in page
+    section = page[page.index('id="team-numbers"') :].replace(' class="num"', "")
+    assert "Alpha" in section
+    assert "Projects polled</th><td>1</td>" in section  # not bravo's 4
+    assert "Down</th><td>1</td>" in section
+
+
+def test_a_superuser_still_sees_the_install(admin_client):
+    now = timezone.now()
+    PollerNode.objects.create(
+        name="poller-host-7:4242",
+        host="poller-host-7",
+        pid=4242,
+        control_url="http://127.0.0.1:9",
+        started_at=now,
+        last_seen_at=now,
+    )
+
+    page = admin_client.get(URL).content.decode()
+
+    assert "poller-host-7:4242" in page
+    assert 'id="housekeeping"' in page

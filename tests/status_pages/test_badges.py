@@ -111,13 +111,14 @@ def test_a_page_badge_gives_the_pages_state(client):
     assert parsed(response).get("aria-label") == "status: partial outage"
 
 
-def test_a_private_pages_badge_is_unknown_without_a_login(client):
+def test_a_private_pages_badge_sends_a_visitor_to_sign_in(client):
     build_page(projects=2, sections=1, days=2)
     StatusPage.objects.update(visibility="private")
 
     response = client.get("/status/acme/badge.svg")
 
-    assert response.status_code == 404
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
 
 
 def test_a_regenerated_key_retires_the_old_url(client, make_project):

@@ -375,3 +375,36 @@ def test_an_incident_of_a_project_added_after_the_page_read_its_projects_waits()
     )
 
     assert found.open == []
+
+
+def meta_descriptions(html: str) -> list[str]:
+    from html.parser import HTMLParser
+
+    found = []
+
+    class Metas(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            attributes = dict(attrs)
+            if tag == "meta" and attributes.get("name") == "description":
+                found.append(attributes.get("content"))
+
+    Metas().feed(html)
+    return found
+
+
+def test_the_page_and_its_subscribe_form_carry_a_meta_description(client):
+    build_page(projects=2, sections=1, days=2)
+    StatusPage.objects.update(description='Our "shop" <and> API')
+
+    for url in ("/status/acme/", "/status/acme/subscribe/"):
+        html = client.get(url).content.decode()
+        assert meta_descriptions(html) == ['Our "shop" <and> API'], url
+
+
+def test_a_page_without_a_description_still_describes_itself(client):
+    build_page(projects=2, sections=1, days=2)
+
+    html = client.get("/status/acme/").content.decode()
+
+    (description,) = meta_descriptions(html)
+    assert "Acme status" in description

@@ -1,5 +1,5 @@
 """Real runpoller processes sharing shard leases on PostgreSQL, and what
-the tests read from the database about them (tests/test_fleet_*.py)."""
+the tests read from the database about them (tests/poller/test_fleet_*.py)."""
 
 from __future__ import annotations
 

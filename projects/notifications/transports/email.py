@@ -1,4 +1,10 @@
-"""E-mail through Django's e-mail backend (configured from EMAIL_URL)."""
+"""E-mail through Django's e-mail backend (configured from EMAIL_URL).
+
+A message whose payload has an unsubscribe link (a status page
+subscriber's) carries it as List-Unsubscribe (RFC 2369) with
+List-Unsubscribe-Post (RFC 8058), so mail clients offer a one-click
+unsubscribe and large mailbox providers accept it as bulk mail should be.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +25,7 @@ def send(outgoing: Outgoing, *, timeout: float) -> Sent:
         body=rendered.text,
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=recipients(outgoing.url),
-        headers={"Message-ID": message_id(outgoing.key)},
+        headers={"Message-ID": message_id(outgoing.key), **list_headers(outgoing)},
         connection=get_connection(timeout=timeout),
     )
     message.attach_alternative(rendered.html, "text/html")
@@ -41,6 +47,19 @@ def send_message(message: EmailMessage, *, timeout: float) -> None:
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise DeliveryError(f"mail server unreachable ({reason})") from None
+
+
+def list_headers(outgoing: Outgoing) -> dict[str, str]:
+    """The RFC 2369 and RFC 8058 headers, for a message with an
+    unsubscribe link; none for the others."""
+    links = outgoing.payload.get("links")
+    link = links.get("unsubscribe") if isinstance(links, dict) else None
+    if not isinstance(link, str) or not link.startswith(("https://", "http://")):
+        return {}
+    return {
+        "List-Unsubscribe": f"<{link}>",
+        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+    }
 
 
 def recipients(addresses: str) -> list[str]:
