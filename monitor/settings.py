@@ -283,6 +283,8 @@ SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
 SITE_HOSTS = env.list("SITE_HOSTS", default=[])
 # How long the acknowledge link in a notification works.
 ACKNOWLEDGE_LINK_DAYS = env.int("ACKNOWLEDGE_LINK_DAYS", default=7)
+# How long a team invitation's link works (it works once).
+INVITATION_LINK_DAYS = env.int("INVITATION_LINK_DAYS", default=7)
 # A failing project not yet confirmed down is polled again after
 # min(interval, this), instead of a whole interval later.
 POLLER_RECHECK_SECONDS = env.int("POLLER_RECHECK_SECONDS", default=20)
@@ -297,17 +299,28 @@ STATUS_SUBSCRIBE_RATE_LIMIT = env.int("STATUS_SUBSCRIBE_RATE_LIMIT", default=5)
 STATUS_WEBHOOK_ALLOW_PRIVATE = env.bool("STATUS_WEBHOOK_ALLOW_PRIVATE", default=False)
 
 # Teams
-# Where the checks of a team not marked trusted may never connect, at save
-# time and at every connection (redirects included): link-local, where
-# cloud metadata services answer (169.254.169.254), and the metadata
-# addresses outside it (AWS's IPv6 one, Alibaba's). See docs/teams.md.
+# Where the checks and the webhook and Apprise channels of a team not
+# marked trusted may never connect, at save time and at every connection
+# (redirects included): loopback, "this network", RFC 1918, CGNAT,
+# link-local (cloud metadata answers at 169.254.169.254), unique-local IPv6
+# and the metadata addresses outside those (AWS's IPv6 one). The install's
+# first team is trusted, so a one-team install watches its own network.
+# See docs/teams.md and docs/security.md.
 POLL_BLOCKED_NETWORKS = [
     network
     for network in env.list(
         "POLL_BLOCKED_NETWORKS",
         default=[
+            "127.0.0.0/8",
+            "::1/128",
+            "0.0.0.0/8",
+            "10.0.0.0/8",
+            "172.16.0.0/12",
+            "192.168.0.0/16",
+            "100.64.0.0/10",
             "169.254.0.0/16",
             "fe80::/10",
+            "fc00::/7",
             "fd00:ec2::254/128",
             "100.100.100.200/32",
         ],
@@ -395,7 +408,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["projects.api.parsers.BoundedJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "projects.api.pagination.PagePagination",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "projects.api.schema.ApiSchema",
     "EXCEPTION_HANDLER": "projects.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
     "TEST_REQUEST_DEFAULT_FORMAT": "json",

@@ -1,6 +1,6 @@
 from django.apps import AppConfig
 from django.core import checks
-from django.db.models.signals import post_migrate, post_save
+from django.db.models.signals import post_delete, post_migrate, post_save
 
 
 class ProjectsConfig(AppConfig):
@@ -10,7 +10,7 @@ class ProjectsConfig(AppConfig):
     def ready(self) -> None:
         from projects import schedules
         from projects.incidents.certificates import resolve_when_https_left
-        from projects.models import Project
+        from projects.models import Membership, Project
         from projects.notifications.receivers import attach_default_channels
         from projects.system_checks import (
             daily_after_hourly_check,
@@ -28,6 +28,14 @@ class ProjectsConfig(AppConfig):
             sender=Project,
             dispatch_uid="projects.resolve_when_https_left",
         )
+        from projects.teams.invitations import revoke_invitations_of_member
+
+        for name, signal in (("saved", post_save), ("deleted", post_delete)):
+            signal.connect(
+                revoke_invitations_of_member,
+                sender=Membership,
+                dispatch_uid=f"projects.revoke_invitations_of_member.{name}",
+            )
         checks.register(tasks_settings_check)
         checks.register(retention_settings_check)
         checks.register(daily_after_hourly_check)

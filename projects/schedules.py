@@ -108,6 +108,13 @@ SCHEDULES: list[ScheduledJob] = [
         schedule_type=Schedule.MINUTES,
         minutes=1,
     ),
+    # Subscriptions never confirmed are dropped after a day.
+    ScheduledJob(
+        name="prune unconfirmed subscribers",
+        func="projects.announcements.subscriptions.prune_unconfirmed",
+        schedule_type=Schedule.HOURLY,
+        at=time(0, 37),
+    ),
     # Escalation steps are minutes apart; a minute's lateness is within
     # what a step promises.
     ScheduledJob(

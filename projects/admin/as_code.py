@@ -15,9 +15,10 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 
 from projects.as_code.apply import import_projects
+from projects.as_code.bounded_yaml import MAX_BYTES
 from projects.as_code.export import export_yaml
 from projects.as_code.plan import plan_import
-from projects.as_code.validation import InvalidFile, Problem
+from projects.as_code.validation import InvalidFile, Problem, RefusedFile
 from projects.models import Project, Role
 from projects.teams.audit import Actor
 from projects.teams.scoping import current_team, may
@@ -43,9 +44,11 @@ def as_code_urls(site: admin.AdminSite) -> list[URLPattern]:
 
 
 def export_view(request: HttpRequest) -> HttpResponse:
-    if not may(request, Role.VIEWER):
+    """Header values are masked; ?with_secrets=1 writes them, for editors."""
+    with_secrets = request.GET.get("with_secrets") == "1"
+    if not may(request, Role.EDITOR if with_secrets else Role.VIEWER):
         raise PermissionDenied
-    text = export_yaml(current_team(request))
+    text = export_yaml(current_team(request), with_secrets=with_secrets)
     response = HttpResponse(text, content_type="application/yaml")
     filename = f"projects-{timezone.now():%Y%m%d-%H%M%S}.yaml"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -69,7 +72,7 @@ def import_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:
     context["text"] = text
     if problem:
         context["problems"] = [problem]
-        return render(request, TEMPLATE, context)
+        return render(request, TEMPLATE, context, status=400)
     try:
         if "apply" in request.POST:
             plan = import_projects(
@@ -81,6 +84,9 @@ def import_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:
             messages.success(request, f"Imported: {plan.summary()}.")
             return HttpResponseRedirect(reverse("admin:projects_project_changelist"))
         context["plan"] = plan_import(text, prune=context["prune"], team=team)
+    except RefusedFile as error:
+        context["problems"], context["text"] = error.problems, ""
+        return render(request, TEMPLATE, context, status=400)
     except InvalidFile as error:
         context["problems"] = error.problems
     return render(request, TEMPLATE, context)
@@ -90,6 +96,9 @@ def _submitted_text(request: HttpRequest) -> tuple[str, Problem | None]:
     upload = request.FILES.get("file")
     if upload is None:
         return request.POST.get("text", ""), None
+    if upload.size > MAX_BYTES:
+        too_big = f"The file is {upload.size:,} bytes; at most {MAX_BYTES:,} are read."
+        return "", Problem("file", "", too_big)
     try:
         return upload.read().decode("utf-8"), None
     except UnicodeDecodeError:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -12,7 +14,7 @@ from django.utils.safestring import SafeString
 from projects.admin.scoping import TeamScopedAdmin
 from projects.models import DeliveryAttempt, Notification, NotificationChannel
 from projects.notifications.forms import ChannelForm
-from projects.notifications.masking import masked_url
+from projects.notifications.masking import masked_payload, masked_url
 from projects.notifications.testing import send_test
 
 # Classes in static/css/admin.css: the Content-Security-Policy refuses
@@ -168,10 +170,22 @@ class NotificationAdmin(TeamScopedAdmin):
     ordering = ["-created_at"]
     actions = ["retry_now"]
     show_facets = admin.ShowFacets.NEVER
-    readonly_fields = [field.name for field in Notification._meta.fields]
+    # The payload is shown with its links and tokens masked: a subscriber's
+    # confirm and unsubscribe links are capabilities (S4-10).
+    exclude = ["payload"]
+    readonly_fields = [
+        *(field.name for field in Notification._meta.fields if field.name != "payload"),
+        "masked_payload",
+    ]
 
     def has_add_permission(self, request) -> bool:
         return False
+
+    @admin.display(description="payload")
+    def masked_payload(self, notification: Notification) -> str:
+        return json.dumps(
+            masked_payload(notification.payload), indent=2, ensure_ascii=False
+        )
 
     @admin.action(description="Retry now (failed or pending)", permissions=["change"])
     def retry_now(self, request: HttpRequest, queryset: QuerySet) -> None:

@@ -30,6 +30,7 @@ from projects.models import (
     Region,
     Tag,
 )
+from projects.notifications.masking import MASK
 from projects.signals import projects_bulk_changed
 from projects.teams.audit import Actor, record, snapshot
 
@@ -112,6 +113,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
         "tls_expires_at",
         "recent_results",
         "badge_urls",
+        "header_names",
     ]
     fieldsets = [
         (None, {"fields": ["name", "kind", "enabled", "tags", "ping_url"]}),
@@ -193,6 +195,23 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
 
     def get_urls(self) -> list:
         return as_code_urls(self.admin_site) + super().get_urls()
+
+    def get_fieldsets(self, request: HttpRequest, obj=None) -> list:
+        """Someone who may not change the project (a viewer) reads the
+        headers' names only: the change page shows read-only fields in
+        clear, and headers often carry a token (S4-15)."""
+        fieldsets = super().get_fieldsets(request, obj)
+        if self.has_change_permission(request, obj):
+            return fieldsets
+        swap = {"headers": "header_names"}
+        return [
+            (title, {**options, "fields": [swap.get(f, f) for f in options["fields"]]})
+            for title, options in fieldsets
+        ]
+
+    @admin.display(description="headers")
+    def header_names(self, project: Project) -> str:
+        return ", ".join(f"{name}: {MASK}" for name in project.headers or {}) or "-"
 
     @admin.display(description="ping URL")
     def ping_url(self, project: Project) -> SafeString | str:

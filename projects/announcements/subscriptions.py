@@ -24,50 +24,94 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.urls import reverse
+from django.utils import timezone
 
-from projects.checks.blocked_targets import blocked_url_problem
+from projects.checks.blocked_targets import literal_address
 from projects.models import NotificationChannel, StatusPage, Subscriber
 from projects.notifications import outbox
+from projects.notifications.outbound_guard import subscriber_guard
 from projects.notifications.signing import new_secret
 
 CONFIRM_EVENT = "status.confirm"
 RATE_WINDOW = timedelta(hours=1)
+# A subscription not confirmed within a day is dropped: a confirm link is
+# opened within minutes, and unconfirmed rows would pile up in the team's
+# channel list (S4-13).
+UNCONFIRMED_LIFETIME = timedelta(days=1)
+LOCAL_SUFFIXES = (".localhost", ".local", ".internal")
 
 
 def rate_limited(address: str | None, now: datetime) -> bool:
-    """Whether this IP address has subscribed STATUS_SUBSCRIBE_RATE_LIMIT
+    """Whether this client has subscribed STATUS_SUBSCRIBE_RATE_LIMIT
     times in the last hour (counted in the database, so every web process
-    agrees)."""
+    agrees). An IPv4 client is its address; an IPv6 client is its /64, the
+    network one host is usually given, so rotating addresses within it
+    does not reset the count."""
     if not address:
         return False
-    recent = Subscriber.objects.filter(
-        created_from=address, created_at__gte=now - RATE_WINDOW
-    )
-    return recent.count() >= settings.STATUS_SUBSCRIBE_RATE_LIMIT
+    recent = Subscriber.objects.filter(created_at__gte=now - RATE_WINDOW)
+    network = client_network(address)
+    if network is None or network.num_addresses == 1:
+        count = recent.filter(created_from=address).count()
+    else:
+        # The few IPv6 rows of the last hour, matched here: the database
+        # stores addresses compressed, so a prefix is no string prefix.
+        others = recent.filter(created_from__contains=":").values_list(
+            "created_from", flat=True
+        )
+        count = sum(1 for other in others if client_network(other) == network)
+    return count >= settings.STATUS_SUBSCRIBE_RATE_LIMIT
+
+
+def client_network(address: str):
+    """The network a client's address counts as: the address itself for
+    IPv4, its /64 for IPv6; None when it is no address."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return None
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is None:
+        return ipaddress.ip_network(f"{parsed}/64", strict=False)
+    return ipaddress.ip_network(parsed)
+
+
+def prune_unconfirmed(now: datetime | None = None) -> int:
+    """Delete subscribers not confirmed within UNCONFIRMED_LIFETIME, with
+    their channels and queued messages (the "prune unconfirmed
+    subscribers" task); returns how many."""
+    cutoff = (now or timezone.now()) - UNCONFIRMED_LIFETIME
+    stale = Subscriber.objects.filter(confirmed_at__isnull=True, created_at__lt=cutoff)
+    count = 0
+    for subscriber in stale.iterator():
+        subscriber.delete()  # its post_delete takes the channel along
+        count += 1
+    return count
 
 
 def validate_webhook_url(url: str) -> None:
-    """http(s) only, and no loopback or private address unless
-    STATUS_WEBHOOK_ALLOW_PRIVATE: a public form must not make this server
-    call into its own network. POLL_BLOCKED_NETWORKS (cloud metadata) are
-    refused even then, as for a project of an untrusted team: a visitor is
-    never trusted. Like the projects' save-time check, only addresses
-    written in the URL are checked; names are not looked up."""
+    """http(s) only, and no address the delivery's guard would refuse
+    (outbound_guard.subscriber_guard): not POLL_BLOCKED_NETWORKS, and
+    nothing but a public address unless STATUS_WEBHOOK_ALLOW_PRIVATE (then
+    still never link-local or a metadata address). A visitor is never
+    trusted. Only addresses written in the URL are checked here; a name is
+    checked when the delivery connects, on what it resolves to then."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValidationError("Enter an http:// or https:// URL.")
-    if blocked_url_problem(url):
-        raise ValidationError("That address is not reachable from here.")
-    if settings.STATUS_WEBHOOK_ALLOW_PRIVATE:
+    guard = subscriber_guard(
+        settings.POLL_BLOCKED_NETWORKS,
+        allow_private=settings.STATUS_WEBHOOK_ALLOW_PRIVATE,
+    )
+    host = parts.hostname.lower().rstrip(".")
+    address = literal_address(host)
+    if address is None:
+        local = host == "localhost" or host.endswith(
+            (".localhost", ".local", ".internal")
+        )
+        if local and not settings.STATUS_WEBHOOK_ALLOW_PRIVATE:
+            raise ValidationError("That address is not reachable from here.")
         return
-    host = parts.hostname.lower()
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        if host == "localhost" or host.endswith((".localhost", ".local", ".internal")):
-            raise ValidationError("That address is not reachable from here.") from None
-        return
-    if not address.is_global:
+    if guard.refusal(str(address)):
         raise ValidationError("That address is not reachable from here.")
 
 

@@ -16,6 +16,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from projects.as_code import bounded_yaml
 from projects.as_code.schema import (
     CHANNEL_SECRET_FIELDS,
     PROJECTS,
@@ -26,7 +27,9 @@ from projects.as_code.schema import (
     Section,
     values_of,
 )
+from projects.checks.kinds.flow import unmasked_steps
 from projects.models import Team
+from projects.notifications.masking import MASK
 
 # YAML reads an unquoted 02:00 as the number 120 (base 60).
 TIME_HINT = "Expected a time in quotes, like '02:00'."
@@ -47,6 +50,10 @@ class InvalidFile(Exception):
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__("\n".join(str(problem) for problem in problems))
         self.problems = problems
+
+
+class RefusedFile(InvalidFile):
+    """The file is over the bounds of bounded_yaml: not read at all."""
 
 
 @dataclass
@@ -83,7 +90,9 @@ def parse(text: str) -> dict[str, list[dict]]:
     """The file's sections, each a list of entries; raises InvalidFile when
     it is not YAML or not shaped like an export."""
     try:
-        document = yaml.safe_load(text)
+        document = bounded_yaml.load(text)
+    except bounded_yaml.Refused as error:
+        raise RefusedFile([Problem("file", "", str(error))]) from None
     except yaml.YAMLError as error:
         raise InvalidFile([Problem("file", "", f"Not valid YAML: {error}")]) from None
     if document is None:
@@ -189,11 +198,61 @@ def bind(
             data[name] = ""
         else:
             value = entry.get(name, section.default(name, kind))
+            if section is PROJECTS and name == "headers":
+                value = unmasked_headers(value, instance)
+            if section is PROJECTS and name == STEPS:
+                value = unmasked_steps(value, _stored_steps(instance), MASK)
             data[name] = _posted(form_class.base_fields[name], value)
     # A new project's form otherwise looks up the default channels.
     initial = {"channels": []} if section is PROJECTS else {}
     instance = instance or section.model(team=team)
     return form_class(data=data, instance=instance, initial=initial)
+
+
+def unmasked_headers(headers: object, instance: models.Model | None) -> object:
+    """An export's masked header value (•••) stands for the stored one."""
+    if not isinstance(headers, dict):
+        return headers
+    stored = (instance.headers if instance is not None else None) or {}
+    return {
+        name: stored.get(name, value) if value == MASK else value
+        for name, value in headers.items()
+    }
+
+
+def _stored_steps(instance: models.Model | None) -> list[dict]:
+    return instance.step_dicts() if instance is not None else []
+
+
+def masked_header_problems(where: str, entry: dict, instance) -> list[Problem]:
+    """A masked header value with no stored value to stand for."""
+    steps = unmasked_steps(entry.get(STEPS), _stored_steps(instance), MASK)
+    problems = [
+        Problem(
+            where,
+            STEPS,
+            f"step {number} '{step.get('name')}': headers: “{name}” is masked "
+            f"({MASK}) and the flow has no stored value for it; write the "
+            "value out.",
+        )
+        for number, step in enumerate(steps if isinstance(steps, list) else [], 1)
+        if isinstance(step, dict) and isinstance(step.get("headers"), dict)
+        for name, value in step["headers"].items()
+        if value == MASK
+    ]
+    headers = unmasked_headers(entry.get("headers"), instance)
+    if not isinstance(headers, dict):
+        return problems
+    return problems + [
+        Problem(
+            where,
+            "headers",
+            f"“{name}” is masked ({MASK}) and the project has no stored value "
+            "for it; write the value out.",
+        )
+        for name, value in headers.items()
+        if value == MASK
+    ]
 
 
 def _noun(section_key: str) -> str:
@@ -229,6 +288,10 @@ def checked(
         old = values_of(section, instance, current_references(section, instance))
     form = bind(section, entry, instance, known, team)
     where = entry_label(section, entry["name"])
+    if section is PROJECTS and (
+        masked := masked_header_problems(where, entry, instance)
+    ):
+        return masked
     if not form.is_valid():
         return form_problems(where, form)
     if section is PROJECTS and "failure_threshold" in entry:

@@ -26,7 +26,7 @@ def blocked_url_problem(url: str) -> str:
         host = urlsplit(url).hostname
     except ValueError:
         return ""  # the URL validators say what is wrong
-    address = _literal_address(host or "")
+    address = literal_address(host or "")
     if address is None:
         return ""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
@@ -38,7 +38,19 @@ def blocked_url_problem(url: str) -> str:
     return ""
 
 
-def _literal_address(host: str):
+def apprise_blocked_problem(url: str) -> str:
+    """As blocked_url_problem, for an Apprise URL: only a host written as
+    a plain address counts (many services put a token where the host goes,
+    and 123456 would read as 0.1.226.64)."""
+    try:
+        host = urlsplit(url).hostname or ""
+        ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return ""
+    return blocked_url_problem(url)
+
+
+def literal_address(host: str):
     """The address a host written as one means, in any form libcurl takes
     (169.254.169.254, 2852039166, 0xa9fea9fe, [fe80::1]), or None."""
     try:

@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('projects', '0034_flows_steps_and_secrets'),
-        ('projects', '0036_merge_0034_agents_0035_secpages_subscriber_user'),
+        ('projects', '0036_merge_20261129_0935'),
     ]
 
     operations = [

@@ -9,6 +9,7 @@ from projects.models.escalation import Escalation, EscalationStep
 from projects.models.flows import FlowStep, TeamSecret
 from projects.models.housekeeping import HousekeepingRun
 from projects.models.incidents import Incident
+from projects.models.invitations import Invitation
 from projects.models.maintenance import MaintenanceWindow
 from projects.models.notifications import (
     DeliveryAttempt,
@@ -71,6 +72,7 @@ __all__ = [
     "HourlyRollup",
     "HousekeepingRun",
     "Incident",
+    "Invitation",
     "MaintenanceWindow",
     "Membership",
     "MonitorOutage",

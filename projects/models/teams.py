@@ -19,8 +19,9 @@ class Team(models.Model):
     slug = models.SlugField(max_length=50, unique=True)
     trusted = models.BooleanField(
         default=False,
-        help_text="Its checks may reach the networks in POLL_BLOCKED_NETWORKS "
-        "(cloud metadata, link-local). Only for a team that runs the install.",
+        help_text="Its checks and channels may reach the networks in "
+        "POLL_BLOCKED_NETWORKS (loopback, private networks, cloud metadata). "
+        "Only for a team that runs the install; the install's first team is.",
     )
 
     class Meta:
@@ -28,6 +29,14 @@ class Team(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        # The install's first team is the operator's own, as the Default
+        # team the upgrade made is: a one-team install watches its own
+        # network. Teams made later start untrusted (docs/teams.md).
+        if self._state.adding and not Team.objects.exists():
+            self.trusted = True
+        super().save(*args, **kwargs)
 
 
 class Role(models.TextChoices):

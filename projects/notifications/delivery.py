@@ -19,13 +19,15 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from projects.models import Notification
+from projects.models import Notification, NotificationChannel
 from projects.notifications import digests, transports
 from projects.notifications.attempts import Result, Sender
 from projects.notifications.config import DeliveryConfig
+from projects.notifications.outbound_guard import Guard, subscriber_guard
 from projects.notifications.outgoing import DeliveryError, Outgoing
 from projects.notifications.recording import record
 
@@ -108,7 +110,9 @@ def claim(ids: list[int], now: datetime, config: DeliveryConfig) -> list[Notific
     won = [
         pk for pk in ids if _claimable(now).filter(pk=pk).update(claimed_until=until)
     ]
-    rows = Notification.objects.filter(pk__in=won).select_related("channel")
+    rows = Notification.objects.filter(pk__in=won).select_related(
+        "channel__team", "channel__subscriber"
+    )
     return sorted(rows, key=lambda row: won.index(row.pk))
 
 
@@ -184,4 +188,23 @@ def outgoing(notification: Notification) -> Outgoing:
         url=channel.url,
         secret=channel.secret,
         channel_name=channel.name,
+        guard=guard_for(channel),
     )
+
+
+def guard_for(channel: NotificationChannel) -> Guard | None:
+    """A subscriber's webhook is a visitor's: always guarded, and kept to
+    public addresses unless STATUS_WEBHOOK_ALLOW_PRIVATE. Another channel is
+    guarded unless its team is trusted. E-mail goes to EMAIL_URL's server."""
+    if channel.kind == NotificationChannel.Kind.EMAIL:
+        return None
+    if getattr(channel, "subscriber", None) is not None:
+        guard = subscriber_guard(
+            settings.POLL_BLOCKED_NETWORKS,
+            allow_private=settings.STATUS_WEBHOOK_ALLOW_PRIVATE,
+        )
+    elif channel.team.trusted:
+        return None
+    else:
+        guard = Guard.of(settings.POLL_BLOCKED_NETWORKS)
+    return guard if (guard.networks or guard.public_only) else None

@@ -4,14 +4,16 @@ secret never sent back to the browser."""
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
+from projects.checks.blocked_targets import apprise_blocked_problem, blocked_url_problem
 from projects.checks.validators import validate_http_url
-from projects.models import NotificationChannel
+from projects.models import NotificationChannel, Team
 from projects.notifications.masking import masked_secret, masked_url
 from projects.notifications.signing import new_secret, secret_key
-from projects.notifications.transports.apprise import is_understood
+from projects.notifications.transports.apprise import is_http_service, is_understood
 from projects.notifications.transports.email import recipients
 from projects.teams.forms import TeamValidatedForm
 
@@ -85,6 +87,8 @@ class ChannelForm(TeamValidatedForm):
             self.add_error("url", "This field is required.")
         elif kind:
             self._check_url(kind, url)
+            if not self.has_error("url") and (problem := self._blocked(kind, url)):
+                self.add_error("url", problem)
         if kind:
             self._check_secret(kind, cleaned)
         return cleaned
@@ -99,6 +103,24 @@ class ChannelForm(TeamValidatedForm):
             checks[kind](url)
         except ValidationError as error:
             self.add_error("url", error)
+
+    def _blocked(self, kind: str, url: str) -> str:
+        """The save-time half of the blocked-networks guard for a team that
+        is not trusted (the send-time half: outbound_guard.py): an address
+        written in the URL, and Apprise services that do not send over HTTP."""
+        if kind == NotificationChannel.Kind.EMAIL or not settings.POLL_BLOCKED_NETWORKS:
+            return ""
+        if Team.objects.filter(pk=self.instance.team_id, trusted=True).exists():
+            return ""
+        if kind == NotificationChannel.Kind.APPRISE:
+            if not is_http_service(url):
+                return (
+                    "This team's Apprise channels may use only services that "
+                    "send over HTTP (POLL_BLOCKED_NETWORKS); ask a superuser to "
+                    "trust the team."
+                )
+            return apprise_blocked_problem(url)
+        return blocked_url_problem(url)
 
     def _check_secret(self, kind: str, cleaned: dict) -> None:
         secret = cleaned.get("secret", "")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from projects.notifications.outbound_guard import Guard
+
 
 @dataclass(frozen=True, slots=True)
 class Outgoing:
@@ -17,6 +19,9 @@ class Outgoing:
     url: str = field(default="", repr=False)  # may hold credentials
     secret: str = field(default="", repr=False)
     channel_name: str = ""
+    # Where it may not connect (an untrusted team's channel, a subscriber's
+    # webhook); None: anywhere (projects/notifications/outbound_guard.py).
+    guard: Guard | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

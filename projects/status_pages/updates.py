@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -14,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from projects.announcements.updates import StatusUpdateForm, post_update
 from projects.models import Incident, Role
+from projects.teams.audit import Actor, record
 from projects.teams.scoping import current_team, for_team, may
 
 
@@ -34,6 +36,8 @@ def post(request: HttpRequest, pk: int) -> HttpResponse:
         update = form.save(commit=False)
         update.incident = incident
         update.author = request.user
-        post_update(update)
+        with transaction.atomic():
+            post_update(update)
+            record(update, {}, actor=Actor.of_user(request.user, via="dashboard"))
         messages.success(request, f"Posted an update on {incident.project}.")
     return HttpResponseRedirect(reverse("incidents:list"))

@@ -29,6 +29,7 @@ SECRET_FIELDS = {
     ("projects", "notificationchannel"): {"url", "secret"},
     ("projects", "teamsecret"): {"value"},
     ("projects", "subscriber"): {"webhook_url", "token"},
+    ("projects", "invitation"): {"token_hash"},
     ("projects", "apikey"): {"key", "key_hash", "hashed_key", "prefix"},
 }
 # Changed by the poller and the writer, not by people: not worth an entry.

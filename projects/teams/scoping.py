@@ -23,6 +23,7 @@ from projects.models import (
     FlowStep,
     HourlyRollup,
     Incident,
+    Invitation,
     MaintenanceWindow,
     Membership,
     Notification,
@@ -46,6 +47,7 @@ SESSION_KEY = "current_team_id"
 TEAM_PATHS: dict[type[Model], str] = {
     Team: "pk",
     Membership: "team",
+    Invitation: "team",
     Project: "team",
     Tag: "team",
     NotificationChannel: "team",

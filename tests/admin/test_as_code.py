@@ -126,3 +126,31 @@ def test_the_import_is_csrf_protected(admin_user):
     response = client.post(IMPORT, {"text": "version: 1\n", "apply": "1"})
 
     assert response.status_code == 403
+
+
+def test_an_export_masks_header_values_and_only_editors_ask_for_them(make_project):
+    """S4-15: viewers exported `Authorization: Bearer …` in clear."""
+    make_project(name="api", headers={"Authorization": "Bearer hdrsecret"})
+    viewer, editor = staff_with(Role.VIEWER), Client()
+    user = User.objects.create_user("ed", password="x", is_staff=True)
+    Membership.objects.create(user=user, team=default_team(), role=Role.EDITOR)
+    editor.force_login(user)
+
+    masked = viewer.get(EXPORT).content.decode()
+    refused = viewer.get(EXPORT, {"with_secrets": "1"})
+    clear = editor.get(EXPORT, {"with_secrets": "1"}).content.decode()
+
+    assert "hdrsecret" not in masked
+    assert "Authorization: •••" in masked
+    assert refused.status_code == 403
+    assert "Authorization: Bearer hdrsecret" in clear
+
+
+def test_a_viewer_reads_a_projects_header_names_only(make_project):
+    project = make_project(name="api", headers={"Authorization": "Bearer hdrsecret"})
+    change = reverse("admin:projects_project_change", args=[project.pk])
+
+    html = staff_with(Role.VIEWER).get(change).content.decode()
+
+    assert "hdrsecret" not in html
+    assert "Authorization: •••" in html

@@ -6,8 +6,16 @@ from __future__ import annotations
 import pytest
 
 from django.urls import reverse
+from django.utils import timezone
 
-from projects.models import DeliveryAttempt, NotificationChannel, Project
+from projects.announcements.subscriptions import subscribe
+from projects.models import (
+    DeliveryAttempt,
+    Notification,
+    NotificationChannel,
+    Project,
+    StatusPage,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -189,3 +197,19 @@ def test_the_delivery_log_lists_attempts(admin_client, make_channel, webhook_rec
 
     assert "log me" in page
     assert "Delivered" in page
+
+
+def test_a_notifications_payload_never_shows_a_subscribers_token(admin_client):
+    """S4-10: the confirm and unsubscribe links carry the token."""
+    page = StatusPage.objects.create(title="Shop", slug="shop")
+    subscriber = subscribe(
+        page, email="ann@example.test", address=None, now=timezone.now()
+    )
+    notification = Notification.objects.get(channel=subscriber.channel)
+    change = reverse("admin:projects_notification_change", args=[notification.pk])
+
+    html = admin_client.get(change).content.decode()
+
+    assert subscriber.token not in html
+    assert "Confirm your subscription to Shop" in html
+    assert "&quot;confirm&quot;: &quot;•••&quot;" in html

@@ -5,7 +5,7 @@ and CSRF protection."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from email.message import Message
 
 import pytest
@@ -13,8 +13,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from projects.announcements import subscriptions
 from projects.announcements.announcer import SETTLE, announce
-from projects.models import Incident, StatusUpdate, Subscriber
+from projects.models import Incident, NotificationChannel, StatusUpdate, Subscriber
 from projects.notifications.config import DeliveryConfig
 from projects.notifications.delivery import deliver_due
 from tests.support.smtp_server import SMTPServer
@@ -214,6 +215,53 @@ def test_the_form_is_rate_limited_per_address(client, settings):
 
     assert [a.status_code for a in answers] == [200, 200, 429]
     assert Subscriber.objects.count() == 2
+
+
+def test_an_ipv6_client_is_counted_by_its_64(client, settings):
+    """S4-13: the limit counted exact addresses; a /64 rotates freely."""
+    settings.STATUS_SUBSCRIBE_RATE_LIMIT = 2
+    build_page(projects=1, sections=1, days=1, with_incident=False)
+
+    answers = [
+        client.post(
+            "/status/acme/subscribe/",
+            {"email": f"u{n}@example.com"},
+            REMOTE_ADDR=f"2001:db8:1:2::{n + 1:x}",
+        )
+        for n in range(3)
+    ]
+    elsewhere = client.post(
+        "/status/acme/subscribe/",
+        {"email": "v@example.com"},
+        REMOTE_ADDR="2001:db8:1:3::1",
+    )
+
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert elsewhere.status_code == 200
+
+
+def test_unconfirmed_subscribers_are_dropped_after_a_day_with_their_channels():
+    built = build_page(projects=1, sections=1, days=1, with_incident=False)
+    now = timezone.now()
+    old = subscriptions.subscribe(
+        built.page, email="old@example.com", address=None, now=now - timedelta(hours=25)
+    )
+    fresh = subscriptions.subscribe(
+        built.page, email="new@example.com", address=None, now=now - timedelta(hours=2)
+    )
+    kept = subscriptions.subscribe(
+        built.page, email="yes@example.com", address=None, now=now - timedelta(days=3)
+    )
+    subscriptions.confirm(kept, now - timedelta(days=3))
+
+    assert subscriptions.prune_unconfirmed(now) == 1
+
+    assert set(Subscriber.objects.values_list("email", flat=True)) == {
+        "new@example.com",
+        "yes@example.com",
+    }
+    assert not NotificationChannel.objects.filter(pk=old.channel_id).exists()
+    assert NotificationChannel.objects.filter(pk=fresh.channel_id).exists()
 
 
 def test_the_form_needs_its_csrf_token():

@@ -10,7 +10,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from projects.models import Incident, StatusUpdate
+from projects.models import AuditEntry, Incident, StatusUpdate
+from projects.teams.audit import entries_for
 
 pytestmark = pytest.mark.django_db
 
@@ -44,6 +45,23 @@ def test_an_update_posted_with_its_csrf_token_is_stored(admin_user, incident):
     assert response.status_code == 302
     update = StatusUpdate.objects.get()
     assert (update.message, update.author) == ("Found it.", admin_user)
+
+
+def test_an_update_posted_from_the_incidents_page_is_audited(admin_client, incident):
+    """S4-09: updates posted from /incidents/ left no audit entry."""
+    admin_client.post(
+        f"/incidents/{incident.pk}/updates/",
+        {"status": "identified", "message": "Found it."},
+    )
+
+    (entry,) = entries_for(StatusUpdate.objects.get())
+    assert (entry.action, entry.actor_name, entry.via) == (
+        AuditEntry.Action.CREATED,
+        "admin",
+        "dashboard",
+    )
+    assert entry.team_id == incident.project.team_id
+    assert {"field": "message", "old": None, "new": "Found it."} in entry.changes
 
 
 def test_an_update_without_a_csrf_token_is_refused(admin_user, incident):

@@ -100,3 +100,12 @@ def test_a_step_in_a_blocked_network_is_refused(write_api, settings):
     assert response.status_code == 400
     [message] = response.json()["steps"]
     assert message.startswith("step 2 'my orders': url:")
+
+
+def test_a_read_key_sees_literal_step_header_values_masked(write_api, read_api):
+    shop_secret()
+    pk = write_api.post(URL, flow(), format="json").json()["id"]
+    login, orders = read_api.get(f"{URL}{pk}/").json()["steps"]
+    assert login["headers"] == {"Content-Type": "•••"}
+    assert orders["headers"] == {"Authorization": "Bearer {{token}}"}
+    assert write_api.get(f"{URL}{pk}/").json()["steps"] == contract_steps()

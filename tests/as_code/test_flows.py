@@ -35,8 +35,14 @@ def test_the_export_writes_the_contract_back_without_the_secret():
     assert SHOP_PASSWORD not in text
     [entry] = yaml.safe_load(text)["projects"]
     assert entry["kind"] == "flow"
+    login, orders = entry["steps"]
+    # Literal header values are masked, as a project's; a value built on a
+    # placeholder only refers to its secret, and is kept.
+    assert login["headers"] == {"Content-Type": "•••"}
+    assert orders["headers"] == {"Authorization": "Bearer {{token}}"}
+    [entry] = yaml.safe_load(export_yaml(with_secrets=True))["projects"]
     assert entry["steps"] == contract_steps()
-    # Imported again, nothing changes.
+    # Imported again, nothing changes: a masked value stands for the stored one.
     plan = import_projects(text)
     assert not plan.creates
     assert not plan.changes
@@ -59,3 +65,15 @@ def test_a_bad_step_names_the_entry_the_field_and_the_step():
     assert problem.field == "steps"
     assert problem.message.startswith("step 2 'my orders': expect: status:")
     assert not Project.objects.exists()
+
+
+def test_a_masked_step_header_with_nothing_stored_is_refused():
+    shop_secret()
+    text = contract_yaml().replace(
+        "headers: {Content-Type: application/json}", "headers: {Content-Type: •••}"
+    )
+    with pytest.raises(InvalidFile) as refused:
+        import_projects(text)
+    [problem] = refused.value.problems
+    assert problem.field == "steps"
+    assert problem.message.startswith("step 1 'log in': headers: “Content-Type”")

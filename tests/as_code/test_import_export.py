@@ -58,9 +58,9 @@ def estate(make_project, make_channel):
     )
 
 
-def export() -> str:
+def export(*options) -> str:
     out = StringIO()
-    call_command("exportprojects", stdout=out)
+    call_command("exportprojects", *options, stdout=out)
     return out.getvalue()
 
 
@@ -121,7 +121,7 @@ def test_export_is_sorted_leaves_out_defaults_and_keeps_the_fields_order(estate)
         "  - web\n"
         "  url: https://127.0.0.1:9/health\n"
         "  headers:\n"
-        "    Accept: application/json\n"
+        "    Accept: •••\n"
         "  expected_status: 200-299\n"
         "  json_query: status\n"
         "  json_expected: ok\n"
@@ -160,6 +160,39 @@ def test_export_holds_no_channel_secret(estate):
     assert "127.0.0.1:9/hook" not in text  # the webhook's URL
 
 
+def test_export_masks_header_values_unless_asked(estate):
+    """S4-15: `Authorization: Bearer …` went into every export."""
+    Project.objects.filter(name="api").update(
+        headers={"Accept": "application/json", "Authorization": "Bearer hdrsecret"}
+    )
+
+    masked, clear = export(), export("--with-secrets")
+
+    assert "hdrsecret" not in masked
+    assert "    Authorization: •••\n" in masked
+    assert "    Authorization: Bearer hdrsecret\n" in clear
+
+
+def test_a_masked_export_imported_again_keeps_the_header_values(estate, tmp_path):
+    Project.objects.filter(name="api").update(headers={"Authorization": "Bearer x"})
+    before = snapshot()
+
+    output = run_import(write(tmp_path, export()))
+
+    assert output == "no changes"
+    assert snapshot() == before
+    assert Project.objects.get(name="api").headers == {"Authorization": "Bearer x"}
+
+
+def test_a_masked_header_with_nothing_stored_is_an_error(estate, tmp_path):
+    text = export().replace("    Accept: •••\n", "    Accept: •••\n    X-New: •••\n")
+
+    with pytest.raises(CommandError) as caught:
+        run_import(write(tmp_path, text))
+
+    assert "projects[api].headers: “X-New” is masked (•••)" in str(caught.value)
+
+
 def test_exportprojects_writes_a_file(estate, tmp_path):
     path = tmp_path / "out.yaml"
 
@@ -169,7 +202,7 @@ def test_exportprojects_writes_a_file(estate, tmp_path):
 
 
 def test_an_export_imported_into_an_empty_database_exports_the_same(estate, tmp_path):
-    text = export()
+    text = export("--with-secrets")
     path = write(tmp_path, text)
     Project.objects.all().delete()
     Tag.objects.all().delete()
@@ -178,7 +211,7 @@ def test_an_export_imported_into_an_empty_database_exports_the_same(estate, tmp_
     output = run_import(path)
 
     assert output.endswith("7 created, 0 changed, 0 disabled")
-    assert export() == text
+    assert export("--with-secrets") == text
     assert Project.objects.get(name="backup").ping_key is not None
 
 

@@ -53,7 +53,7 @@ def test_iter_targets_yields_the_enabled_projects_as_targets(make_project):
 def test_a_project_of_an_untrusted_team_is_an_untrusted_target(make_project):
     guests = Team.objects.create(name="Guests", slug="guests")
     ours = make_project()
-    theirs = make_project(team=guests)
+    theirs = make_project(team=guests, url="http://203.0.113.9:9/")  # TEST-NET-3
 
     assert load_target(ours.pk).trusted is True
     assert load_target(theirs.pk).trusted is False

@@ -16,7 +16,7 @@ from projects.as_code.apply import import_projects
 from projects.as_code.export import export_yaml
 from projects.as_code.validation import InvalidFile
 from projects.maintenance.schedule import MaintenanceSchedule
-from projects.models import MaintenanceWindow, Notification, Project, Role
+from projects.models import MaintenanceWindow, Notification, Project, Role, Team
 from tests.support.outcomes import outcome
 from tests.support.teams import client_of, member
 
@@ -312,3 +312,14 @@ def test_escalation_steps_offer_only_the_teams_channels(a, b):
     ]
     offered = steps.formset.empty_form.fields["channels"].queryset
     assert {channel.name for channel in offered} == {a.channel.name}
+
+
+def test_the_installs_first_team_is_trusted_and_later_ones_are_not(db):
+    """A one-team install watches its own network (POLL_BLOCKED_NETWORKS
+    keeps loopback and private ranges from untrusted teams)."""
+    Team.objects.all().delete()
+
+    first = Team.objects.create(name="Home", slug="home")
+    later = Team.objects.create(name="Guests", slug="guests")
+
+    assert (first.trusted, later.trusted) == (True, False)

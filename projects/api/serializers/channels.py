@@ -6,9 +6,10 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from projects.api.serializers.forms import FormBackedSerializer
+from projects.api.serializers.projects import may_read_secrets
 from projects.models import NotificationChannel
 from projects.notifications.forms import ChannelForm
-from projects.notifications.masking import masked_secret, masked_url
+from projects.notifications.masking import masked_email, masked_secret, masked_url
 
 
 class ChannelSerializer(FormBackedSerializer):
@@ -48,7 +49,12 @@ class ChannelSerializer(FormBackedSerializer):
         }
 
     def get_destination(self, channel: NotificationChannel) -> str:
-        return masked_url(channel.kind, channel.url)
+        """A subscriber's address is not for read keys (S4-10)."""
+        shown = masked_url(channel.kind, channel.url)
+        of_subscriber = getattr(channel, "subscriber", None) is not None
+        if of_subscriber and not may_read_secrets(self.context.get("request")):
+            return masked_email(shown) if channel.kind == "email" else shown
+        return shown
 
     def get_secret_hint(self, channel: NotificationChannel) -> str:
         return masked_secret(channel.secret)

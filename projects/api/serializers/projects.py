@@ -14,10 +14,12 @@ from django.urls import reverse
 from projects.api.serializers.fields import RelatedIdsField, RelatedNamesField
 from projects.api.serializers.forms import FormBackedSerializer
 from projects.api.teams import scoped
+from projects.checks.kinds.flow import masked_steps
 from projects.dashboard.queries.overview import State
 from projects.forms.project import ProjectForm
 from projects.models import Project, Region, Status, Tag
 from projects.notifications.links import absolute_url
+from projects.notifications.masking import MASK, masked_headers
 
 EDITABLE = ProjectForm.Meta.fields
 DATETIMES = {
@@ -36,6 +38,14 @@ CURRENT_STATE = [
     "failing_since",
     "tls_expires_at",
 ]
+
+
+def may_read_secrets(request) -> bool:
+    """Header values are for write keys (and callers with no request);
+    a read key sees each header's name with its value masked (S4-15)."""
+    if request is None:
+        return True
+    return bool(getattr(request.auth, "can_write", False))
 
 
 # The fields' own rendering of a datetime; DATETIMES are all plain
@@ -113,6 +123,7 @@ class ProjectSerializer(FormBackedSerializer):
         two equal) at a fraction of its cost: most of a page of 100
         projects went there."""
         data = {}
+        reveal = may_read_secrets(self.context.get("request"))
         for name in readable_names(type(self)):
             if name in DATETIMES:
                 value = getattr(project, name)
@@ -128,9 +139,12 @@ class ProjectSerializer(FormBackedSerializer):
             elif name == "state":
                 data[name] = project.display_state
             elif name == "steps":
-                data[name] = project.step_dicts()
+                steps = project.step_dicts()
+                data[name] = steps if reveal else masked_steps(steps, MASK)
             elif name == "ping_url":
                 data[name] = self.get_ping_url(project)
+            elif name == "headers" and not reveal:
+                data[name] = masked_headers(project.headers)
             else:
                 data[name] = getattr(project, name)
         return data

@@ -33,7 +33,8 @@ class ChannelViewSet(Audited, viewsets.ModelViewSet):
     _generated_secret = ""
 
     def get_queryset(self):
-        return scoped(self.request, NotificationChannel.objects.order_by("name"))
+        channels = NotificationChannel.objects.select_related("subscriber")
+        return scoped(self.request, channels.order_by("name"))
 
     def create(self, request: Request, *args, **kwargs) -> Response:
         response = super().create(request, *args, **kwargs)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -40,10 +39,8 @@ class IncidentViewSet(viewsets.ReadOnlyModelViewSet):
         )
         if self.action != "list":
             return incidents
-        if project := params.text(self.request, "project"):
-            if not project.isdigit():
-                raise ValidationError({"project": ["Enter a project's id."]})
-            incidents = incidents.filter(project_id=int(project))
+        if (project := params.identifier(self.request, "project")) is not None:
+            incidents = incidents.filter(project_id=project)
         state = params.choice(self.request, "state", STATES)
         if state:
             incidents = incidents.filter(resolved_at__isnull=state == "open")

@@ -42,6 +42,9 @@ STATUS = inline_serializer(
 @permission_classes([])
 @throttle_classes([])
 def monitor_status(request: Request) -> Response:
+    """Whether the monitor itself works, with no key: 200 while its
+    database answers (503 when it does not); `poller_alive` says whether a
+    poller has reported lately."""
     try:
         last_seen = PollerNode.objects.filter(stopped_at=None).aggregate(
             last=Max("last_seen_at")

@@ -92,6 +92,42 @@ def secret_names(steps: list[dict]) -> set[str]:
     }
 
 
+def masked_steps(steps: list[dict], mask: str) -> list[dict]:
+    """The steps as a read key or an export sees them: a header value
+    that is literal text is masked (it may be a token); one built on a
+    placeholder is kept, since its secret part is only a reference."""
+    return [
+        {
+            **step,
+            "headers": {
+                name: value if PLACEHOLDER_RE.search(value) else mask
+                for name, value in step.get("headers", {}).items()
+            },
+        }
+        for step in steps
+    ]
+
+
+def unmasked_steps(steps: object, stored: list[dict], mask: str) -> object:
+    """Steps read back from an export: a masked header value stands for
+    the stored step's (the step of that name) value; left masked when
+    there is none."""
+    if not isinstance(steps, list):
+        return steps
+    stored_headers = {step["name"]: step["headers"] for step in stored}
+    unmasked = []
+    for step in steps:
+        if isinstance(step, dict) and isinstance(step.get("headers"), dict):
+            kept = stored_headers.get(step.get("name"), {})
+            headers = {
+                name: kept.get(name, value) if value == mask else value
+                for name, value in step["headers"].items()
+            }
+            step = {**step, "headers": headers}
+        unmasked.append(step)
+    return unmasked
+
+
 def clean_steps(raw: object) -> list[dict]:
     """The steps in their normal form (every key present), or a
     ValidationError listing each problem, step by step."""

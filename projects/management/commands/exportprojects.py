@@ -10,16 +10,23 @@ from projects.teams.commands import TEAM_HELP, team_from_option
 
 class Command(BaseCommand):
     help = (
-        "Write every project, tag, channel (without secrets) and maintenance "
-        "window as YAML, to FILE or stdout; see docs/projects-as-code.md."
+        "Write every project (header values masked unless --with-secrets), "
+        "tag, channel (without secrets) and maintenance window as YAML, to "
+        "FILE or stdout; see docs/projects-as-code.md."
     )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", nargs="?", help="where to write (default: stdout)")
         parser.add_argument("--team", help=TEAM_HELP)
+        parser.add_argument(
+            "--with-secrets",
+            action="store_true",
+            help="write projects' header values in clear (masked by default)",
+        )
 
     def handle(self, *args, file: str | None = None, **options) -> None:
-        text = export_yaml(team_from_option(options.get("team")))
+        team = team_from_option(options.get("team"))
+        text = export_yaml(team, with_secrets=options["with_secrets"])
         if file is None:
             self.stdout.write(text, ending="")
             return

@@ -12,7 +12,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import apprise as apprise_lib
 
 from projects.notifications.messages import render
+from projects.notifications.outbound_guard import guarding_urllib3, sends_over_http
 from projects.notifications.outgoing import DeliveryError, Outgoing, Sent
+
+NOT_HTTP = (
+    "this team's Apprise channels may use only services that send over HTTP "
+    "(POLL_BLOCKED_NETWORKS)"
+)
 
 NOTIFY_TYPES = {
     "incident.opened": apprise_lib.NotifyType.FAILURE,
@@ -26,16 +32,26 @@ NOTIFY_TYPES = {
 
 
 def send(outgoing: Outgoing, *, timeout: float) -> Sent:
-    notifier = apprise_lib.Apprise()
-    if not notifier.add(with_timeouts(outgoing.url, timeout)):
-        raise DeliveryError("Apprise does not understand this URL", permanent=True)
-    rendered = render(outgoing.payload)
-    result = notifier.notify(
-        body=rendered.text,
-        title=rendered.subject,
-        notify_type=notify_type(outgoing.payload),
-        timeout=timeout * 2,
+    # Sent on this thread (no async_mode), where the guard watches urllib3.
+    asset = apprise_lib.AppriseAsset(async_mode=False)
+    notifier = apprise_lib.Apprise(asset=asset)
+    service = apprise_lib.Apprise.instantiate(
+        with_timeouts(outgoing.url, timeout), asset=asset
     )
+    if service is None or not notifier.add(service):
+        raise DeliveryError("Apprise does not understand this URL", permanent=True)
+    if outgoing.guard is not None and not sends_over_http(service):
+        raise DeliveryError(NOT_HTTP, permanent=True)
+    rendered = render(outgoing.payload)
+    with guarding_urllib3(outgoing.guard) as watch:
+        result = notifier.notify(
+            body=rendered.text,
+            title=rendered.subject,
+            notify_type=notify_type(outgoing.payload),
+            timeout=timeout * 2,
+        )
+    if watch.refused:
+        raise DeliveryError(watch.refused, permanent=True)
     if not result:
         raise DeliveryError(f"Apprise could not send ({result.status.name.lower()})")
     return Sent()
@@ -44,6 +60,12 @@ def send(outgoing: Outgoing, *, timeout: float) -> Sent:
 def is_understood(url: str) -> bool:
     """Whether Apprise has a service for this URL (no network involved)."""
     return apprise_lib.Apprise.instantiate(url) is not None
+
+
+def is_http_service(url: str) -> bool:
+    """Whether Apprise sends this URL's messages over HTTP (no network)."""
+    service = apprise_lib.Apprise.instantiate(url)
+    return service is not None and sends_over_http(service)
 
 
 def notify_type(payload: dict) -> str:

@@ -1,4 +1,5 @@
-"""Webhooks: a JSON POST signed per the Standard Webhooks spec."""
+"""Webhooks: a JSON POST signed per the Standard Webhooks spec, through
+the blocked-networks guard when the channel has one (outbound_guard.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 
 import httpx
 
+from projects.notifications.outbound_guard import Refused, guarded_client
 from projects.notifications.outgoing import DeliveryError, Outgoing, Sent
 from projects.notifications.signing import signed_headers
 
@@ -23,8 +25,10 @@ def send(outgoing: Outgoing, *, timeout: float, now=time.time) -> Sent:
         **signed_headers(outgoing.secret, outgoing.key, int(now()), body),
     }
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+        with guarded_client(outgoing.guard, timeout=timeout) as client:
             response = client.post(outgoing.url, content=body, headers=headers)
+    except Refused as refused:
+        raise DeliveryError(refused.reason, permanent=True) from None
     except httpx.TimeoutException:
         raise DeliveryError(f"timed out after {timeout:g} s") from None
     except httpx.HTTPError as error:
