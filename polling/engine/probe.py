@@ -21,7 +21,7 @@ import certifi
 from polling.engine.blocked import Network, Taint, parse_networks
 from polling.engine.heartbeats import missed_ping
 from polling.engine.pinger import Pingers
-from polling.engine.probes import PollSteps, driver_for, probe_for
+from polling.engine.probes import PollSteps, driver_for, probe_of
 from polling.engine.probes.outcomes import Trace, outcome, unexpected
 from polling.engine.tls_sessions import SessionShares
 from polling.engine.transfers import Transfers
@@ -145,7 +145,7 @@ def poll_steps(handle: Transport, task: Task) -> PollSteps:
         return outcome(task, started_at, Trace(), None, target.problem)
     if target.heartbeat:
         return missed_ping(task, started_at)
-    kind_probe = probe_for(target.url)
+    kind_probe = probe_of(target)
     if kind_probe is None:
         reason = f"unsupported URL: {target.url}"
         return outcome(task, started_at, Trace(), None, reason)

@@ -45,6 +45,44 @@ class HeaderAssertion:
 
 
 @dataclass(frozen=True, slots=True)
+class Step:
+    """One request of a flow and what its response must be; `captures`
+    are (name, source) pairs: json:<JMESPath>, header:<Name>,
+    regex:<pattern> or status (projects/checks/kinds/flow.py). The URL,
+    header values and body may hold {{name}} and {{secrets.NAME}}."""
+
+    name: str
+    url: str
+    method: str = "GET"
+    headers: tuple[tuple[str, str], ...] = ()
+    body: str = ""
+    expected_status: StatusRanges = OK_STATUS
+    keyword: Keyword | None = None
+    json_assertions: tuple[JsonAssertion, ...] = ()
+    # (header name, text its value must contain)
+    header_rules: tuple[tuple[str, str], ...] = ()
+    max_response_time_ms: int | None = None
+    captures: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StepRun:
+    """What one step of a flow poll found; `excerpt` is the start of a
+    failed step's response, its team's secrets masked."""
+
+    name: str
+    up: bool
+    status_code: int | None = None
+    response_time_ms: int | None = None
+    error: str = ""
+    dns_ms: int | None = None
+    connect_ms: int | None = None
+    tls_ms: int | None = None
+    first_byte_ms: int | None = None
+    excerpt: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Target:
     """Everything one poll of a project needs, frozen at load time.
 
@@ -95,6 +133,11 @@ class Target:
     # that end it; until then the scheduler polls sooner (rechecks.py).
     failure_threshold: int = 1
     recovery_threshold: int = 1
+    # Flows: their steps, run in order in one poll (engine/probes/flow.py),
+    # and the team secrets those read, as (name, value): never logged or
+    # shown (repr leaves them out), masked in what a poll stores.
+    steps: tuple[Step, ...] = ()
+    secrets: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     # The window of its last stored result (wall clock, UTC), so a poller
     # taking the project over continues its cadence. Not part of what is
     # polled: a reload never counts it as a change.
@@ -163,6 +206,7 @@ class Outcome:
     # and the share of echo requests lost.
     rtt_us: tuple[int, int, int] | None = None
     loss_percent: int | None = None
+    steps: tuple[StepRun, ...] = ()  # flows only: each step run, in order
 
     @property
     def is_missed_ping(self) -> bool:

@@ -4,6 +4,8 @@ the targets it polls and the agent sends back the outcomes
 database, and the server reads what the agent wrote with the same code.
 
 Every field of Target and Outcome travels; datetimes as ISO 8601 in UTC.
+A flow's steps and the team secrets they read travel with its target (the
+agent runs the flow, over HTTPS), and each step run with its outcome.
 A field this side does not know is ignored, and one it lacks takes the
 dataclass's default, so a server and an agent one version apart still
 understand each other.
@@ -16,15 +18,20 @@ from datetime import UTC, datetime
 from typing import Any
 
 from polling.engine.types import (
+    OK_STATUS,
     HeaderAssertion,
     JsonAssertion,
     Keyword,
     Outcome,
+    Step,
+    StepRun,
     Target,
 )
 
 _TARGET_FIELDS = {f.name for f in dataclasses.fields(Target)}
 _OUTCOME_FIELDS = {f.name for f in dataclasses.fields(Outcome)}
+_STEP_FIELDS = {f.name for f in dataclasses.fields(Step)}
+_STEP_RUN_FIELDS = {f.name for f in dataclasses.fields(StepRun)}
 _TARGET_TIMES = ("ping_deadline", "last_window")
 _OUTCOME_TIMES = ("started_at", "due_at", "tls_expires_at")
 
@@ -48,6 +55,8 @@ def target_to_json(target: Target) -> dict[str, Any]:
     data["payload"] = target.payload.hex()  # bytes travel as hex digits
     for name in _TARGET_TIMES:
         data[name] = _time_to_json(data[name])
+    data["steps"] = [dataclasses.asdict(step) for step in target.steps]
+    data["secrets"] = [list(pair) for pair in target.secrets]
     return data
 
 
@@ -77,6 +86,8 @@ def target_from_json(data: dict[str, Any]) -> Target:
         )
         for name in _TARGET_TIMES:
             values[name] = _time_from_json(values.get(name), name)
+        values["steps"] = tuple(_step_from_json(s) for s in values.get("steps") or ())
+        values["secrets"] = _pairs(values.get("secrets"))
         return Target(**values)
     except (TypeError, ValueError) as error:
         raise WireError(f"not a target: {error}") from error
@@ -86,6 +97,7 @@ def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
     data = {f: getattr(outcome, f) for f in _OUTCOME_FIELDS}
     for name in _OUTCOME_TIMES:
         data[name] = _time_to_json(data[name])
+    data["steps"] = [dataclasses.asdict(run) for run in outcome.steps]
     if outcome.deadline is not None:  # heartbeats are the server's own
         raise WireError("an agent does not send heartbeat deadlines")
     return data
@@ -100,6 +112,10 @@ def outcome_from_json(data: dict[str, Any]) -> Outcome:
             values[name] = _time_from_json(values.get(name), name)
         if values.get("rtt_us") is not None:
             values["rtt_us"] = tuple(int(us) for us in values["rtt_us"])
+        values["steps"] = tuple(
+            StepRun(**_known(run, _STEP_RUN_FIELDS, "step run"))
+            for run in values.get("steps") or ()
+        )
         outcome = Outcome(**values)
     except (TypeError, ValueError) as error:
         raise WireError(f"not an outcome: {error}") from error
@@ -108,6 +124,27 @@ def outcome_from_json(data: dict[str, Any]) -> Outcome:
     if outcome.started_at is None or outcome.due_at is None:
         raise WireError("started_at and due_at: expected ISO 8601 times")
     return outcome
+
+
+def _step_from_json(data: object) -> Step:
+    values = _known(data, _STEP_FIELDS, "step")
+    values["headers"] = _pairs(values.get("headers"))
+    values["expected_status"] = (
+        tuple((int(low), int(high)) for low, high in values.get("expected_status", ()))
+        or OK_STATUS
+    )
+    if values.get("keyword"):
+        values["keyword"] = Keyword(**values["keyword"])
+    values["json_assertions"] = tuple(
+        JsonAssertion(**rule) for rule in values.get("json_assertions") or ()
+    )
+    values["header_rules"] = _pairs(values.get("header_rules"))
+    values["captures"] = _pairs(values.get("captures"))
+    return Step(**values)
+
+
+def _pairs(value: object) -> tuple[tuple[str, str], ...]:
+    return tuple((str(name), str(text)) for name, text in value or ())
 
 
 def _known(data: object, fields: set[str], what: str) -> dict[str, Any]:

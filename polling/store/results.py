@@ -242,6 +242,7 @@ RESULT_FIELDS = (
     "rtt_avg_us",
     "rtt_max_us",
     "loss_percent",
+    "steps",
     "region",
 )
 
@@ -256,7 +257,7 @@ def _insert_results(cursor, outcomes: Sequence[Outcome], region: int) -> None:
     ]
     defaults = tuple(field.get_default() for field in others)
     adapt = datetime_adapter()
-    rows = [(*_result_row(o, adapt), region, *defaults) for o in outcomes]
+    rows = [(*_result_row(o, adapt), _steps(o), region, *defaults) for o in outcomes]
     fields = [*RESULT_FIELDS, *(field.name for field in others)]
     # A second result for a window (a poller that lost its shard, a
     # duplicate after a takeover) is dropped by the unique index.
@@ -283,6 +284,31 @@ def _result_row(outcome: Outcome, adapt: Callable) -> tuple:
 
 
 _NO_ROUND_TRIPS = (None, None, None)
+
+
+def _steps(outcome: Outcome) -> str | None:
+    """A flow poll's steps as JSON text (PollResult.steps), None for
+    other polls. Text on both databases: PostgreSQL's row source casts it
+    to jsonb, SQLite stores it as it is."""
+    if not outcome.steps:
+        return None
+    return json.dumps(
+        [
+            {
+                "name": run.name,
+                "up": run.up,
+                "status_code": run.status_code,
+                "ms": run.response_time_ms,
+                "dns": _phase(run.dns_ms),
+                "connect": _phase(run.connect_ms),
+                "tls": _phase(run.tls_ms),
+                "first_byte": _phase(run.first_byte_ms),
+                "error": run.error[:MAX_ERROR_MESSAGE_LENGTH],
+                **({"excerpt": run.excerpt} if run.excerpt else {}),
+            }
+            for run in outcome.steps
+        ]
+    )
 
 
 def _phase(ms: int | None) -> int | None:

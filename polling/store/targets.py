@@ -17,16 +17,20 @@ from polling.engine.types import (
     HeaderAssertion,
     JsonAssertion,
     Keyword,
+    Step,
     Target,
 )
 from polling.store.connections import close_connection
 from projects.checks.expectations import parse_expected_value, parse_status_codes
 from projects.checks.kinds.dns import normalized_answers, record_type
+from projects.checks.kinds.flow import placeholders
 from projects.models import (
     DEFAULT_REGION_ID,
+    FlowStep,
     PollResult,
     Project,
     ProjectRegionState,
+    TeamSecret,
 )
 
 # Projects read per round trip when loading them all, and between pauses.
@@ -71,10 +75,88 @@ TARGET_FIELDS = [
     # Whether the project's team may reach POLL_BLOCKED_NETWORKS. Changing
     # it reaches a running poller at its next full reload.
     "team__trusted",
+    # Flows: whose secrets their steps read.
+    "team_id",
 ]
+NO_STEPS = "a flow needs at least one step: add one"
 
 
-def target_from_project(project: Project) -> Target:
+class Flows:
+    """The steps (as engine Steps) and team secrets of some flows, read in
+    two queries for a chunk of targets."""
+
+    def __init__(self, projects: Collection[Project | _ProjectRow]) -> None:
+        flows = [p for p in projects if p.kind == Project.Kind.FLOW]
+        self.steps: dict[int, list[FlowStep]] = {p.pk: [] for p in flows}
+        self.secrets: dict[tuple[int, str], str] = {}
+        if not flows:
+            return
+        for step in FlowStep.objects.filter(project_id__in=list(self.steps)):
+            self.steps[step.project_id].append(step)
+        for steps in self.steps.values():
+            steps.sort(key=lambda step: (step.position, step.pk))
+        teams = {p.team_id for p in flows}
+        rows = TeamSecret.objects.filter(team_id__in=teams)
+        for team_id, name, value in rows.values_list("team_id", "name", "value"):
+            self.secrets[team_id, name] = value
+
+    def fields(self, project: Project | _ProjectRow) -> dict:
+        """A flow's Target fields: steps and secrets, or why it cannot run."""
+        rows = self.steps.get(project.pk, [])
+        if not rows:
+            return {"problem": NO_STEPS}
+        try:
+            steps = tuple(_step(row) for row in rows)
+        except (ValueError, TypeError, KeyError, AttributeError) as error:
+            # Saved around the rules: every poll says why.
+            return {"problem": f"invalid step: {error}"}
+        names = {
+            name
+            for row in rows
+            for text in (row.url, row.body, *row.headers.values())
+            for is_secret, name in placeholders(text)
+            if is_secret
+        }
+        secrets = tuple(
+            (name, self.secrets[project.team_id, name])
+            for name in sorted(names)
+            if (project.team_id, name) in self.secrets
+        )
+        return {"steps": steps, "secrets": secrets}
+
+
+def _step(row: FlowStep) -> Step:
+    expect = row.expect
+    keyword = None
+    if expect.get("keyword"):
+        keyword = Keyword(
+            expect["keyword"],
+            present=expect.get("keyword_mode", "contains") == "contains",
+            case_sensitive=bool(expect.get("keyword_case_sensitive", False)),
+        )
+    return Step(
+        name=row.name,
+        url=row.url,
+        method=row.method,
+        headers=tuple(sorted(row.headers.items())),
+        body=row.body,
+        expected_status=parse_status_codes(str(expect.get("status", "200"))),
+        keyword=keyword,
+        json_assertions=tuple(
+            JsonAssertion(r["query"], r.get("operator", "=="), r.get("expected"))
+            for r in expect.get("json", [])
+        ),
+        header_rules=tuple(sorted(expect.get("headers", {}).items())),
+        max_response_time_ms=expect.get("max_response_time_ms"),
+        captures=tuple(row.capture.items()),
+    )
+
+
+def target_from_project(
+    project: Project | _ProjectRow, flows: Flows | None = None
+) -> Target:
+    """The project's Target; `flows` holds its steps when it is a flow
+    (read now when not given)."""
     try:
         expected_status, problem = parse_status_codes(project.expected_status), ""
     except ValueError as error:
@@ -92,6 +174,8 @@ def target_from_project(project: Project) -> Target:
         dns_answers = _dns_answers(project)
     except ValueError as error:
         dns_answers, problem = (), problem or f"invalid expected answers: {error}"
+    flow_fields = _flow_fields(project, flows, problem)
+    problem = flow_fields.pop("problem", problem)
     return Target(
         project_id=project.pk,
         url=project.url,
@@ -123,7 +207,19 @@ def target_from_project(project: Project) -> Target:
         last_window=project.last_polled_at,
         trusted=_trusted(project),
         **_heartbeat_fields(project),
+        **flow_fields,
     )
+
+
+def _flow_fields(
+    project: Project | _ProjectRow, flows: Flows | None, problem: str
+) -> dict:
+    if project.kind != Project.Kind.FLOW:
+        return {}
+    fields = (flows or Flows([project])).fields(project)
+    if problem:  # the project's own problem comes first
+        fields["problem"] = problem
+    return fields
 
 
 def _trusted(project: Project | _ProjectRow) -> bool:
@@ -244,10 +340,21 @@ def iter_targets(
     that keeps only some lets the others go young (engine/collector.py).
     `pause` is called after every LOAD_CHUNK."""
     rows = _target_rows(where, region_id)
-    for count, row in enumerate(rows.iterator(chunk_size=LOAD_CHUNK), start=1):
-        yield target_from_project(_ProjectRow(row))
-        if count % LOAD_CHUNK == 0:
+    chunk = []
+    for row in rows.iterator(chunk_size=LOAD_CHUNK):
+        chunk.append(_ProjectRow(row))
+        if len(chunk) == LOAD_CHUNK:
+            yield from _targets(chunk)
+            chunk = []
             pause()
+    yield from _targets(chunk)
+
+
+def _targets(rows: list[_ProjectRow]) -> Iterator[Target]:
+    """The rows' targets, the flows' steps read for all of them at once."""
+    flows = Flows(rows)
+    for row in rows:
+        yield target_from_project(row, flows)
 
 
 def _target_rows(where: Q | None, region_id: int | None) -> QuerySet:
@@ -299,7 +406,7 @@ def load_targets(
     cursor (for reading every project in chunks) costs PostgreSQL three
     round trips, which a few projects saved do not need."""
     rows = _target_rows(Q(pk__in=list(project_ids)), region_id)
-    return [target_from_project(_ProjectRow(row)) for row in rows]
+    return list(_targets([_ProjectRow(row) for row in rows]))
 
 
 class DatabaseTargetSource:

@@ -10,6 +10,7 @@ projects/forms/maintenance.py, projects/teams/forms.py).
 from projects.admin import (  # noqa: F401 - each module registers its admins
     agents,
     api_keys,
+    flows,
     maintenance,
     notifications,
     objectives,

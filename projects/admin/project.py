@@ -15,6 +15,7 @@ from django.utils.safestring import SafeString
 from projects.admin.as_code import as_code_urls
 from projects.admin.channel_actions import attach_channels, detach_channels
 from projects.admin.escalation import EscalationStepInline
+from projects.admin.flows import FlowStepInline
 from projects.admin.scoping import (
     TeamScopedAdmin,
     TeamScopedInline,
@@ -79,6 +80,15 @@ class NotifiesFilter(admin.SimpleListFilter):
         return queryset
 
 
+class ProjectAdminForm(ProjectForm):
+    """ProjectForm without `steps`: the admin edits them inline."""
+
+    steps = None
+
+    class Meta(ProjectForm.Meta):
+        fields = [name for name in ProjectForm.Meta.fields if name != "steps"]
+
+
 class TeamEscalationStepInline(TeamScopedInline, EscalationStepInline):
     """Escalation steps offer only the team's channels: a team's incidents
     never reach another team's channel."""
@@ -86,7 +96,7 @@ class TeamEscalationStepInline(TeamScopedInline, EscalationStepInline):
 
 @admin.register(Project)
 class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
-    form = ProjectForm
+    form = ProjectAdminForm
     # Adds "Export as YAML" and "Import YAML" (projects/admin/as_code.py).
     change_list_template = "admin/projects/project/change_list.html"
 
@@ -120,7 +130,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
         detach_channels,
         "regenerate_badge_keys",
     ]
-    inlines = [TeamEscalationStepInline]
+    inlines = [TeamEscalationStepInline, FlowStepInline]
     readonly_fields = [
         "ping_url",
         "last_polled_at",

@@ -29,6 +29,7 @@ AUDIT_SHOWN = 20
 SECRET_FIELDS = {
     ("projects", "notificationchannel", "url"),
     ("projects", "notificationchannel", "secret"),
+    ("projects", "teamsecret", "value"),
     ("auth", "user", "password"),
     ("projects", "subscriber", "webhook_url"),
     ("projects", "subscriber", "token"),

@@ -13,14 +13,16 @@ import yaml
 from projects.as_code.schema import (
     PROJECTS,
     SECTIONS,
+    STEPS,
     VERSION,
     values_of,
     without_defaults,
 )
 from projects.as_code.validation import current_references
+from projects.checks.kinds.flow import masked_steps
 from projects.models import Team
 from projects.models.teams import default_team
-from projects.notifications.masking import masked_headers
+from projects.notifications.masking import MASK, masked_headers
 from projects.teams.scoping import for_team
 
 
@@ -32,6 +34,8 @@ def export_document(team: Team | None = None, *, with_secrets: bool = False) -> 
     document: dict = {"version": VERSION}
     for section in SECTIONS:
         rows = section.model.objects.prefetch_related(*section.references)
+        if STEPS in section.fields:
+            rows = rows.prefetch_related("flow_steps")
         rows = for_team(rows, team)
         entries = [
             without_defaults(
@@ -43,6 +47,8 @@ def export_document(team: Team | None = None, *, with_secrets: bool = False) -> 
             for entry in entries:
                 if "headers" in entry:
                     entry["headers"] = masked_headers(entry["headers"])
+                if STEPS in entry:
+                    entry[STEPS] = masked_steps(entry[STEPS], MASK)
         document[section.key] = sorted(entries, key=lambda entry: entry["name"])
     return document
 

@@ -30,6 +30,9 @@ CHANNEL_SECRET_FIELDS = ("url", "secret")
 # of the model's 3 (one missed ping is confirmed by the grace period), so
 # for heartbeats 1 is the value the file leaves out.
 HEARTBEAT_FAILURE_THRESHOLD = 1
+# Form fields that are not a column: a flow's steps (FlowStep rows), read
+# and written as the list the API shows (projects/checks/kinds/flow.py).
+STEPS = "steps"
 
 TagForm = forms.modelform_factory(Tag, fields=["name", "color"])
 
@@ -48,7 +51,7 @@ class Section:
 
     def default(self, field: str, kind: str = "") -> object:
         """The value a field has when the file leaves it out."""
-        if field in self.references:
+        if field in self.references or field == STEPS:
             return []
         if (
             self.model is Project
@@ -119,6 +122,8 @@ def values_of(
     for field in section.fields:
         if field in section.references:
             values[field] = sorted(references.get(field, []))
+        elif field == STEPS:
+            values[field] = instance.step_dicts()
         else:
             values[field] = plain(getattr(instance, field))
     if section.key == "projects" and values.get("url"):

@@ -21,11 +21,13 @@ from projects.as_code.schema import (
     CHANNEL_SECRET_FIELDS,
     PROJECTS,
     SECTIONS,
+    STEPS,
     TOP_LEVEL_KEYS,
     VERSION,
     Section,
     values_of,
 )
+from projects.checks.kinds.flow import unmasked_steps
 from projects.models import Team
 from projects.notifications.masking import MASK
 
@@ -147,6 +149,8 @@ def type_problem(section: Section, name: str, value: object) -> str | None:
     if name in section.references:
         fits = isinstance(value, list) and all(isinstance(v, str) for v in value)
         return None if fits else "Expected a list of names."
+    if name == STEPS:
+        return None if isinstance(value, list) else "Expected a list of steps."
     model_field = section.model_field(name)
     if value is None:
         return None if model_field.null else "Leave the key out for the default."
@@ -196,6 +200,8 @@ def bind(
             value = entry.get(name, section.default(name, kind))
             if section is PROJECTS and name == "headers":
                 value = unmasked_headers(value, instance)
+            if section is PROJECTS and name == STEPS:
+                value = unmasked_steps(value, _stored_steps(instance), MASK)
             data[name] = _posted(form_class.base_fields[name], value)
     # A new project's form otherwise looks up the default channels.
     initial = {"channels": []} if section is PROJECTS else {}
@@ -214,12 +220,30 @@ def unmasked_headers(headers: object, instance: models.Model | None) -> object:
     }
 
 
+def _stored_steps(instance: models.Model | None) -> list[dict]:
+    return instance.step_dicts() if instance is not None else []
+
+
 def masked_header_problems(where: str, entry: dict, instance) -> list[Problem]:
     """A masked header value with no stored value to stand for."""
+    steps = unmasked_steps(entry.get(STEPS), _stored_steps(instance), MASK)
+    problems = [
+        Problem(
+            where,
+            STEPS,
+            f"step {number} '{step.get('name')}': headers: “{name}” is masked "
+            f"({MASK}) and the flow has no stored value for it; write the "
+            "value out.",
+        )
+        for number, step in enumerate(steps if isinstance(steps, list) else [], 1)
+        if isinstance(step, dict) and isinstance(step.get("headers"), dict)
+        for name, value in step["headers"].items()
+        if value == MASK
+    ]
     headers = unmasked_headers(entry.get("headers"), instance)
     if not isinstance(headers, dict):
-        return []
-    return [
+        return problems
+    return problems + [
         Problem(
             where,
             "headers",

@@ -21,6 +21,7 @@ from projects.checks.validators import validate_regex
 
 NO_BODY_ON_HEAD = "A HEAD request gets no body to check: use GET."
 HEARTBEAT_IS_NOT_POLLED = "A heartbeat project is not polled: {what}."
+FLOW_STEPS_REQUEST = "A flow's steps make its requests: {what}."
 ORDERING_OPERATORS = ("<", ">")
 
 
@@ -50,6 +51,8 @@ def combination_errors(project) -> dict[str, str]:
     errors: dict[str, str] = {}
     if project.is_heartbeat:
         return {**_other_kinds_options(project, None), **_heartbeat_errors(project)}
+    if project.is_flow:
+        return {**_other_kinds_options(project, None), **_flow_errors(project)}
     kind = kind_of(project.url) if project.url else None
     errors.update(_other_kinds_options(project, kind))
     errors.update(_reply_errors(project, kind))
@@ -146,6 +149,19 @@ def _heartbeat_errors(project) -> dict[str, str]:
     return errors
 
 
+def _flow_errors(project) -> dict[str, str]:
+    errors = _unused(project, FLOW_STEPS_REQUEST)
+    if project.url:
+        errors["url"] = FLOW_STEPS_REQUEST.format(
+            what="leave the URL empty; each step has its own"
+        )
+    if project.max_response_time_ms:
+        errors["max_response_time_ms"] = FLOW_STEPS_REQUEST.format(
+            what="set a slow limit on a step (expect: max_response_time_ms)"
+        )
+    return errors
+
+
 def _unused(project, message: str) -> dict[str, str]:
     """Errors for the HTTP options set on a check that sends no request."""
     checks = {
@@ -210,7 +226,7 @@ def up_rules(project) -> list[str]:
             f"a ping every {project.interval_display.removeprefix('every ')}, "
             f"up to {project.grace_seconds} s late, and no failure reported"
         ]
-    kind = kind_of(project.url)
+    kind = project.check_kind
     rules = kind.up_rules(project) if kind else []
     if project.max_response_time_ms:
         rules.append(f"faster than {project.max_response_time_ms:,} ms")

@@ -21,6 +21,7 @@ from projects.dashboard.heartbeats import heartbeat_detail
 from projects.dashboard.params import positive_int
 from projects.dashboard.queries.certificates import expiring_certificates
 from projects.dashboard.queries.deliveries import DELIVERIES_SHOWN, recent_deliveries
+from projects.dashboard.queries.flow_steps import flow_view
 from projects.dashboard.queries.history import poll_history
 from projects.dashboard.queries.incidents import project_incidents
 from projects.dashboard.queries.outages import OUTAGES_SHOWN, recent_outages
@@ -158,6 +159,7 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "incidents": project_incidents(pk, team=team),
         "banners": monitor_banners(now),
         "regions": regions,
+        "flow": flow_view(pk) if project.is_flow else None,
     }
     return render(request, "projects/project_detail.html", context)
 

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from projects.checks.credentials import masked_url, unmasked_url
+from projects.checks.kinds.flow import clean_steps
 from projects.models import DEFAULT_INTERVAL, NotificationChannel, Project
 from projects.teams.forms import TeamValidatedForm
 
@@ -25,6 +27,20 @@ DEFAULTED_FIELDS = (
 )
 # Changes after which a heartbeat project's next ping is awaited afresh.
 HEARTBEAT_RESTARTS = {"kind", "interval", "interval_unit", "grace_seconds", "enabled"}
+
+
+class StepsField(forms.JSONField):
+    """A flow's steps as a list, checked by the flow kind's one set of
+    rules (projects/checks/kinds/flow.py)."""
+
+    def to_python(self, value: object) -> list[dict]:
+        return clean_steps(super().to_python(value))
+
+    def has_changed(self, initial: object, data: object) -> bool:
+        try:
+            return clean_steps(self.to_python(data)) != (initial or [])
+        except ValidationError:
+            return True
 
 
 class ProjectForm(TeamValidatedForm):
@@ -57,6 +73,14 @@ class ProjectForm(TeamValidatedForm):
     # The model's PositiveIntegerField would say "at least 0" for -5, but 0
     # is not allowed either.
     interval = forms.IntegerField(min_value=1, initial=DEFAULT_INTERVAL)
+
+    # A flow's steps, for the API and the YAML file; the admin edits them
+    # inline instead (projects/admin/flows.py) and leaves this out.
+    steps = StepsField(
+        required=False,
+        initial=list,
+        help_text="Flows: the steps, in order (docs/checks.md, Flows).",
+    )
 
     class Meta:
         model = Project
@@ -102,6 +126,7 @@ class ProjectForm(TeamValidatedForm):
             "channels",
             "regions",
             "quorum",
+            "steps",
         ]
         widgets = {
             "channels": forms.CheckboxSelectMultiple,
@@ -133,6 +158,8 @@ class ProjectForm(TeamValidatedForm):
         # masked, and clean_url() keeps the stored one when the mask comes back.
         if self.instance.pk and self.instance.url:
             self.initial["url"] = masked_url(self.instance.url)
+        if "steps" in self.fields and self.instance.pk and self.instance.is_flow:
+            self.initial["steps"] = self.instance.step_dicts()
         # A view-only admin form has no editable fields at all.
         for name in DEFAULTED_FIELDS:
             if name in self.fields:
@@ -158,6 +185,7 @@ class ProjectForm(TeamValidatedForm):
             # The grace period already confirms a missed ping; a heartbeat
             # checked once a day must not wait three days to alert.
             cleaned["failure_threshold"] = self.instance.failure_threshold = 1
+        self._take_steps(cleaned)
         regions, quorum = cleaned.get("regions"), cleaned.get("quorum")
         if regions and quorum and quorum > len(regions):
             self.add_error(
@@ -166,6 +194,24 @@ class ProjectForm(TeamValidatedForm):
                 f"{len(regions)} are chosen.",
             )
         return cleaned
+
+    def _take_steps(self, cleaned: dict) -> None:
+        """Hand the steps to the project, whose save() stores them: a
+        flow's when they changed, none when it stops being a flow."""
+        if "steps" not in self.fields or "steps" in self.errors:
+            return
+        steps = cleaned.get("steps") or []
+        if cleaned.get("kind") == Project.Kind.FLOW:
+            if not steps:
+                self.add_error("steps", "A flow needs at least one step.")
+            elif "steps" in self.changed_data or not self.instance.pk:
+                self.instance.steps_to_save = steps
+        elif steps:
+            self.add_error(
+                "steps", "Only a flow has steps: set kind to flow, or leave them out."
+            )
+        elif self.instance.is_flow:
+            self.instance.steps_to_save = []
 
     def _becomes_heartbeat(self, cleaned: dict) -> bool:
         return cleaned.get("kind") == Project.Kind.HEARTBEAT and (

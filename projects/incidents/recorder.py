@@ -18,6 +18,7 @@ from operator import or_
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from projects.checks.kinds.flow import failing_step
 from projects.incidents import reachability
 from projects.incidents.batch_writes import batch_cursor, datetime_adapter, update_rows
 from projects.incidents.machine import Change, Effect, Transition
@@ -164,7 +165,7 @@ def _projects(
     projects = {pid: incident.project for pid, incident in current.items()}
     missing = [pid for pid in moving if pid not in projects]
     if missing:
-        projects |= Project.objects.only("name", "url").in_bulk(missing)
+        projects |= Project.objects.only("name", "url", "kind").in_bulk(missing)
     return projects
 
 
@@ -185,7 +186,15 @@ def _new_incident(project: Project, transition: Transition) -> Incident:
         first_error=poll.error,
         last_error=poll.error,
         failed_polls=streak.failures,
+        title=_title(project, poll.error),
     )
+
+
+def _title(project: Project, error: str) -> str:
+    """A flow's incident names the step that failed ("checkout works:
+    step 2 'my orders' failed"); others are named after their project."""
+    step = failing_step(error) if project.is_flow else ""
+    return f"{project.name}: {step} failed"[:200] if step else ""
 
 
 def _fill_first_errors(incidents: list[Incident]) -> None:

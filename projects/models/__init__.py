@@ -6,6 +6,7 @@ from projects.models.agents import Agent
 from projects.models.api_keys import ApiKey
 from projects.models.audit import AuditEntry
 from projects.models.escalation import Escalation, EscalationStep
+from projects.models.flows import FlowStep, TeamSecret
 from projects.models.housekeeping import HousekeepingRun
 from projects.models.incidents import Incident
 from projects.models.invitations import Invitation
@@ -68,6 +69,7 @@ __all__ = [
     "DeliveryAttempt",
     "Escalation",
     "EscalationStep",
+    "FlowStep",
     "HourlyRollup",
     "HousekeepingRun",
     "Incident",
@@ -95,4 +97,5 @@ __all__ = [
     "Subscriber",
     "Tag",
     "Team",
+    "TeamSecret",
 ]

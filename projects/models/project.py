@@ -4,10 +4,11 @@ import secrets
 import uuid
 from datetime import datetime, timedelta
 
+from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
@@ -20,6 +21,8 @@ from projects.checks.combinations import (
 )
 from projects.checks.credentials import masked_url
 from projects.checks.kinds import kind_of
+from projects.checks.kinds.flow import KIND as FLOW
+from projects.checks.kinds.flow import secret_names
 from projects.checks.kinds.kind import CheckKind
 from projects.checks.units import SECONDS_PER_UNIT
 from projects.checks.validators import (
@@ -63,6 +66,7 @@ class Project(LockedDelete, NamedInTeam):
     class Kind(models.TextChoices):
         POLL = "poll", "Polled: the monitor checks a URL"
         HEARTBEAT = "heartbeat", "Heartbeat: a job pings the monitor"
+        FLOW = "flow", "Flow: several requests in order, values passed along"
 
     class State(models.TextChoices):
         """Whether the project is down, as its thresholds decide; blank
@@ -429,6 +433,10 @@ class Project(LockedDelete, NamedInTeam):
     # chosen on it, to which the default channels are then not attached
     # (projects/notifications/receivers.py).
     channels_chosen = False
+    # Not a field: the steps (as projects/checks/kinds/flow.py spells them)
+    # a ProjectForm validated through the API or a YAML import, which
+    # save() puts in place of the stored ones. None: the steps stay.
+    steps_to_save: list[dict] | None = None
 
     def save(self, *args, **kwargs) -> None:
         if self.is_heartbeat:
@@ -442,13 +450,65 @@ class Project(LockedDelete, NamedInTeam):
             # projects.incidents.certificates.resolve_when_https_left.)
             self.tls_expires_at = None
         super().save(*args, **kwargs)
+        if self.steps_to_save is not None:
+            self._replace_steps(self.steps_to_save)
+            self.steps_to_save = None
+
+    def _replace_steps(self, steps: list[dict]) -> None:
+        step_model = self.flow_steps.model
+        with transaction.atomic():
+            self.flow_steps.all().delete()
+            step_model.objects.bulk_create(
+                step_model(project=self, position=number, **step)
+                for number, step in enumerate(steps, start=1)
+            )
+        # A list read before (prefetched) is stale now.
+        getattr(self, "_prefetched_objects_cache", {}).pop("flow_steps", None)
+
+    @property
+    def steps(self) -> list[dict]:
+        """Its steps, as the API shows them (step_dicts)."""
+        return self.step_dicts()
+
+    def step_dicts(self) -> list[dict]:
+        """Its steps as the API and the YAML file write them: those about
+        to be saved, else the stored ones (prefetched, when they were)."""
+        if self.steps_to_save is not None:
+            return self.steps_to_save
+        if self.pk is None or not self.is_flow:
+            return []
+        return [step.as_dict() for step in self.flow_steps.all()]
+
+    def step_problems(self, steps: list[dict]) -> list[str]:
+        """Problems of these steps that need the database: a URL in a
+        blocked network, a secret the team does not have."""
+        problems = [
+            f"step {number} '{step['name']}': url: {problem}"
+            for number, step in enumerate(steps, start=1)
+            if (problem := self._blocked_url_problem(step["url"]))
+        ]
+        wanted = secret_names(steps)
+        if wanted:
+            # By name: projects/models/flows.py imports this module.
+            TeamSecret = apps.get_model("projects", "TeamSecret")
+            have = set(
+                TeamSecret.objects.filter(
+                    team_id=self.team_id, name__in=wanted
+                ).values_list("name", flat=True)
+            )
+            problems += [
+                f"No team secret is named {name}: add it under Team secrets first."
+                for name in sorted(wanted - have)
+            ]
+        return problems
 
     def get_absolute_url(self) -> str:
         return reverse("dashboard:project", args=[self.pk])
 
-    def _blocked_url_problem(self) -> str:
+    def _blocked_url_problem(self, url: str | None = None) -> str:
         """Only for a URL in a blocked network: a trusted team asks nothing."""
-        problem = blocked_url_problem(self.url) if self.url else ""
+        url = self.url if url is None else url
+        problem = blocked_url_problem(url) if url else ""
         if not problem:
             return ""
         trusted = Team.objects.filter(pk=self.team_id, trusted=True).exists()
@@ -483,6 +543,8 @@ class Project(LockedDelete, NamedInTeam):
             errors.setdefault(name, message)
         if "url" not in errors and (problem := self._blocked_url_problem()):
             errors["url"] = problem
+        if problems := self.step_problems(self.steps_to_save or []):
+            errors["steps"] = problems
         if errors:
             raise ValidationError(errors)
 
@@ -490,6 +552,8 @@ class Project(LockedDelete, NamedInTeam):
     def check_kind(self) -> CheckKind | None:
         """The kind of check its URL's scheme chooses; None for a heartbeat
         project, which has no URL."""
+        if self.is_flow:
+            return FLOW
         return None if self.is_heartbeat else kind_of(self.url)
 
     @property
@@ -511,6 +575,10 @@ class Project(LockedDelete, NamedInTeam):
     @property
     def is_heartbeat(self) -> bool:
         return self.kind == self.Kind.HEARTBEAT
+
+    @property
+    def is_flow(self) -> bool:
+        return self.kind == self.Kind.FLOW
 
     def restart_heartbeat(self, now: datetime) -> None:
         """Expect the next ping within interval + grace from `now`: on

@@ -109,6 +109,11 @@ class PollResult(PollFields):
         related_name="+",
         db_index=False,
     )
+    # Flows only (null for every other poll): each step run, in order, as
+    # {name, up, status_code, ms, dns, connect, tls, first_byte, error},
+    # and on the failing step `excerpt`, the start of its response with
+    # the team's secrets masked (polling/engine/probes/flow.py).
+    steps = models.JSONField(null=True, blank=True)
 
     class Meta:
         indexes = [

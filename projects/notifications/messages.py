@@ -96,7 +96,10 @@ def title(payload: dict) -> str:
         digest = payload.get("digest") or {}
         template = DIGEST_TITLES.get(digest.get("of"), "{count} notifications")
         return template.format(count=digest.get("count", 0))
-    name = (payload.get("project") or {}).get("name", "")
+    # A flow's incident is named by the step that failed.
+    name = (payload.get("incident") or {}).get("title") or (
+        payload.get("project") or {}
+    ).get("name", "")
     titles = TITLES
     kind = (payload.get("incident") or {}).get("kind")
     if kind == "certificate":

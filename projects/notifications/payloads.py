@@ -47,6 +47,8 @@ def _incident_fields(incident: Incident, occurred_at: datetime) -> dict:
     return {
         "id": incident.pk,
         "kind": incident.kind,
+        # A flow's names the failing step; empty: named after the project.
+        "title": incident.title,
         "started_at": _iso(incident.started_at),
         "confirmed_at": _iso(incident.confirmed_at),
         "resolved_at": _iso(incident.resolved_at),

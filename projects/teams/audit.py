@@ -27,6 +27,7 @@ SECRET_FIELDS = {
     # Request headers often carry a token (Authorization, X-Api-Key).
     ("projects", "project"): {"headers"},
     ("projects", "notificationchannel"): {"url", "secret"},
+    ("projects", "teamsecret"): {"value"},
     ("projects", "subscriber"): {"webhook_url", "token"},
     ("projects", "invitation"): {"token_hash"},
     ("projects", "apikey"): {"key", "key_hash", "hashed_key", "prefix"},

@@ -20,6 +20,7 @@ from projects.models import (
     ApiKey,
     AuditEntry,
     DeliveryAttempt,
+    FlowStep,
     HourlyRollup,
     Incident,
     Invitation,
@@ -38,6 +39,7 @@ from projects.models import (
     Subscriber,
     Tag,
     Team,
+    TeamSecret,
 )
 from projects.models.teams import ROLE_RANK
 
@@ -53,6 +55,8 @@ TEAM_PATHS: dict[type[Model], str] = {
     NotificationChannel: "team",
     MaintenanceWindow: "team",
     Incident: "project__team",
+    FlowStep: "project__team",
+    TeamSecret: "team",
     PollResultRow: "project__team",
     HourlyRollup: "project__team",
     Notification: "channel__team",

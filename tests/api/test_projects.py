@@ -69,6 +69,7 @@ def test_a_project_is_created_with_every_field_the_admin_edits(write_api):
         "channels": [channel.pk],
         "regions": ["default"],
         "quorum": 1,
+        "steps": [],  # flows only
     }
     assert set(data) == set(ProjectForm.Meta.fields)
 

@@ -19,6 +19,7 @@ from typing import Any
 from polling.engine.blocked import Network
 from polling.engine.probes import (
     dns,
+    flow,
     grpc,
     http,
     icmp,
@@ -32,7 +33,7 @@ from polling.engine.probes import (
     websocket,
 )
 from polling.engine.transport import Exchange, Transport
-from polling.engine.types import Outcome, Task
+from polling.engine.types import Outcome, Target, Task
 
 PollSteps = Generator[Exchange, Any, Outcome]
 Probe = Callable[[Transport, Task, datetime], PollSteps]
@@ -50,6 +51,7 @@ KIND_MODULES = (
     grpc,
     mail,
     websocket,
+    flow,
 )
 PROBES: dict[str, Probe] = {
     scheme: module.poll_steps for module in KIND_MODULES for scheme in module.SCHEMES
@@ -72,6 +74,12 @@ def driver_for(url: str) -> Driver | None:
     has none."""
     scheme, sep, _ = url.partition("://")
     return DRIVERS.get(scheme.lower()) if sep else None
+
+
+def probe_of(target: Target) -> Probe | None:
+    """The probe of a target: a flow's, when it carries steps (a flow has
+    no URL, so no scheme chooses it); else its URL's scheme's."""
+    return flow.poll_steps if target.steps else probe_for(target.url)
 
 
 def probe_for(url: str) -> Probe | None:

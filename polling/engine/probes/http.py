@@ -54,7 +54,7 @@ def poll_steps(
     start = time.monotonic()
     trace = Trace()
     try:
-        response = yield from _follow(
+        response = yield from follow(
             handle, target, start + target.timeout_seconds, trace
         )
         elapsed_ms = round((time.monotonic() - start) * 1000)
@@ -95,12 +95,23 @@ def _judge(target: Target, response: Response, elapsed_ms: int) -> str:
 # Redirects -------------------------------------------------------------------
 
 
-def _follow(
-    handle: Transport, target: Target, deadline: float, trace: Trace
+def follow(
+    handle: Transport,
+    target: Target,
+    deadline: float,
+    trace: Trace,
+    *,
+    keep_body: bool | None = None,
+    keep_headers: bool = False,
 ) -> Generator[Exchange, Any, Response]:
     """Send the target's request and follow up to MAX_REDIRECTS redirects;
-    returns the final response or raises PollFailed."""
+    returns the final response or raises PollFailed. Its body is kept
+    when `keep_body` says so (None: when the target's rules read it), its
+    headers when `keep_headers` does (a flow's steps)."""
     request = _first_request(target)
+    keep_body = target.reads_body if keep_body is None else keep_body
+    if keep_body != request.keep_body or keep_headers:
+        request = replace(request, keep_body=keep_body, keep_headers=keep_headers)
     for _ in range(MAX_REDIRECTS + 1):
         response = yield from _send(handle, request, deadline, target, trace)
         if not target.follow_redirects:

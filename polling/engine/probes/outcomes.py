@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from polling.engine.transport import Phases
-from polling.engine.types import Outcome, Target, Task
+from polling.engine.types import Outcome, StepRun, Target, Task
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +44,10 @@ def outcome(
     message: str = "",
     rtt_us: tuple[int, int, int] | None = None,
     loss_percent: int | None = None,
+    steps: tuple[StepRun, ...] = (),
 ) -> Outcome:
     """The Outcome of a poll: up exactly when `error` is empty."""
-    dns, connect, tls, first_byte = (_ms(us) for us in trace.phases)
+    dns, connect, tls, first_byte = (ms(us) for us in trace.phases)
     return Outcome(
         project_id=task.target.project_id,
         up=not error,
@@ -63,6 +64,7 @@ def outcome(
         message=message,
         rtt_us=rtt_us,
         loss_percent=loss_percent,
+        steps=steps,
     )
 
 
@@ -75,5 +77,6 @@ def unexpected(target: Target, error: BaseException) -> str:
     return f"unexpected error: {type(error).__name__}: {error}"
 
 
-def _ms(microseconds: int | None) -> int | None:
+def ms(microseconds: int | None) -> int | None:
+    """Microseconds as whole milliseconds; None stays None."""
     return None if microseconds is None else round(microseconds / 1000)

@@ -15,11 +15,12 @@ from projects.api.serializers.fields import RelatedIdsField, RelatedNamesField
 from projects.api.serializers.forms import FormBackedSerializer
 from projects.api.teams import scoped
 from projects.checks.credentials import masked_url
+from projects.checks.kinds.flow import masked_steps
 from projects.dashboard.queries.overview import State
 from projects.forms.project import ProjectForm
 from projects.models import Project, Region, Status, Tag
 from projects.notifications.links import absolute_url
-from projects.notifications.masking import masked_headers
+from projects.notifications.masking import MASK, masked_headers
 
 EDITABLE = ProjectForm.Meta.fields
 DATETIMES = {
@@ -94,6 +95,12 @@ class ProjectSerializer(FormBackedSerializer):
     last_status = serializers.ChoiceField(
         choices=Status.choices, allow_blank=True, read_only=True
     )
+    steps = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="Flows: the steps, in order, each {name, method, url, headers, "
+        "body, expect, capture} (docs/checks.md, Flows); empty for other kinds.",
+    )
     ping_url = serializers.SerializerMethodField(
         help_text="Heartbeat projects: the URL their job calls; null otherwise."
     )
@@ -132,6 +139,9 @@ class ProjectSerializer(FormBackedSerializer):
                 data[name] = [region.name for region in _related(project, "regions")]
             elif name == "state":
                 data[name] = project.display_state
+            elif name == "steps":
+                steps = project.step_dicts()
+                data[name] = steps if reveal else masked_steps(steps, MASK)
             elif name == "ping_url":
                 data[name] = self.get_ping_url(project)
             elif name == "url":
@@ -183,6 +193,6 @@ class ProjectSerializer(FormBackedSerializer):
         return [found[name] for name in names]
 
     def form_value(self, name: str, value: object) -> object:
-        if name == "headers":
+        if name in ("headers", "steps"):
             return json.dumps(value)  # the form's JSON field reads text
         return super().form_value(name, value)

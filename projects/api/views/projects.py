@@ -39,7 +39,8 @@ LIST_FILTERS = [
 
 def projects_with_state() -> QuerySet[Project]:
     """Every project with its display state and, prefetched, its tags,
-    channel ids and regions: a page costs the same queries for 10 projects or 500."""
+    channel ids, regions and flow steps: a page costs the same queries for
+    10 projects or 500."""
     return _with_display_state(Project.objects.all()).prefetch_related(
         # Lists, not managers: building a related manager per project cost
         # a tenth of a page of 100.
@@ -52,6 +53,7 @@ def projects_with_state() -> QuerySet[Project]:
         Prefetch(
             "regions", queryset=Region.objects.only("pk", "name"), to_attr="region_list"
         ),
+        "flow_steps",
     )
 
 

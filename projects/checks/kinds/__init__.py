@@ -14,7 +14,9 @@ tcp.py): a CheckKind named KIND, which says
 Its probe is the module of the same name in polling/engine/probes/, served
 for the same schemes. To add a kind, write both modules and list this one
 in KIND_MODULES. Heartbeat projects are a Project.Kind of their own: they
-have no URL, so no scheme chooses them.
+have no URL, so no scheme chooses them. Flows are one too (flow.py, with
+the same shape, outside KIND_MODULES): each of their steps has an http(s)
+URL, the project none; their probe is chosen by the steps a target carries.
 """
 
 from __future__ import annotations
