@@ -46,8 +46,8 @@ def test_the_urls_scheme_chooses_the_section_shown(page):
     assert shown(page) == ["DNS (dns://)"]
     page.fill("#id_url", "https://example.com/")
     assert shown(page) == [
-        "HTTP(S) request (http://, https://)",
         "HTTP(S): what counts as up",
+        "HTTP(S) request (http://, https://)",
     ]
     page.fill("#id_url", "gopher://example.com/")
     assert len(shown(page)) == 5

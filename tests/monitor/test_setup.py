@@ -88,4 +88,4 @@ def test_redis_url_chooses_the_task_queue(redis_url, broker):
         "shell", "-v", "0", "-c", show, env={**PRODUCTION_ENV, "REDIS_URL": redis_url}
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [broker, "2"]
+    assert result.stdout.split() == [broker, "1"]  # sized for a small install
