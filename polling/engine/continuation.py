@@ -8,10 +8,15 @@ result (Target.last_window), and its grid goes on from there:
 
 | the window after the last stored one | then                                  |
 |--------------------------------------|---------------------------------------|
-| has not ended                        | polled at its time (at once if begun) |
-| ended less than an interval ago      | polled at once, late; the grid goes   |
-|                                      | on (the next window follows at once)  |
+| has not begun                        | polled at its time                    |
+| has begun, or ended less than an     | polled at once, late; the grid goes   |
+| interval ago                         | on (the next window follows at once)  |
 | ended an interval or more ago        | None: the project starts afresh       |
+
+A begun window counts as late too: its poll is dispatched a little after
+the check, and if the window ends meanwhile (one that began almost an
+interval ago, on a loaded machine) the scheduler would otherwise count it
+a missed tick and skip it.
 
 Why the middle row. A poller that stops without handing over (SIGKILL,
 SIGSTOP, a frozen VM) takes the window it was polling with it: the poll
@@ -37,7 +42,7 @@ from datetime import datetime, timedelta
 @dataclass(frozen=True, slots=True)
 class Continuation:
     window: datetime  # wall clock, UTC: the window to poll next
-    late: bool  # the window is over: poll it at once, not skip it
+    late: bool  # the window has begun: poll it at once, never skip it
 
 
 def continuation(
@@ -51,4 +56,4 @@ def continuation(
     window = last_window + step
     if window + 2 * step <= now:
         return None
-    return Continuation(window, late=window + step <= now)
+    return Continuation(window, late=window <= now)

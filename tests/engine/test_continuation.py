@@ -22,8 +22,8 @@ def ago(seconds: float) -> datetime:
     [
         (None, None),  # never stored: afresh
         (ago(5), Continuation(ago(5) + timedelta(seconds=20), late=False)),  # ahead
-        (ago(20), Continuation(NOW, late=False)),  # begins now
-        (ago(39), Continuation(ago(19), late=False)),  # begun, not over
+        (ago(20), Continuation(NOW, late=True)),  # begins now
+        (ago(39), Continuation(ago(19), late=True)),  # begun: never skipped
         (ago(40), Continuation(ago(20), late=True)),  # just over: late
         (ago(59), Continuation(ago(39), late=True)),  # over 19 s ago: late
         (ago(60), None),  # over an interval ago: afresh

@@ -49,6 +49,25 @@ def test_a_window_already_begun_is_polled_at_once_and_late():
     assert task.due_at == last + timedelta(seconds=10)
 
 
+def test_a_begun_window_that_ends_before_its_dispatch_is_polled_not_skipped():
+    """A window that began almost an interval before the takeover, and
+    ended by the time the scheduler took it (a loaded machine): polled
+    late under its own window, not counted a missed tick (the fleet pause
+    test lost a window so in CI)."""
+    clock = FakeClock()
+    scheduler, tasks = make_scheduler(clock)
+    last = START - timedelta(seconds=19.9)  # its next window ends in 0.1 s
+    scheduler.replace_all([replace(target(1, interval=10), last_window=last)])
+    clock.advance(0.2)
+    scheduler.dispatch_due()
+    [task] = drain(tasks)
+    assert task.due_at == last + timedelta(seconds=10)
+    assert scheduler.skipped_late == 0
+    scheduler.poll_finished(1)
+    scheduler.dispatch_due()
+    assert [t.due_at for t in drain(tasks)] == [last + timedelta(seconds=20)]
+
+
 def test_a_window_that_ended_less_than_an_interval_ago_is_polled_late_then_the_next():
     """The window a stopped poller was polling when it stopped: its taker
     polls it late, once, and goes on on the same grid (issue #39: it used
