@@ -4,7 +4,7 @@ parameters the kind knows, each given once."""
 
 from __future__ import annotations
 
-from urllib.parse import SplitResult, parse_qsl
+from urllib.parse import SplitResult, parse_qs, parse_qsl, urlsplit
 
 from django.core.exceptions import ValidationError
 
@@ -36,6 +36,26 @@ def check_expectation(params: dict) -> None:
         raise ValidationError(
             "“expect” compares the first value the query answers: add ?query=."
         )
+
+
+def check_database_path(parts: SplitResult, example: str) -> None:
+    """A SQL server's URL names at most one database, as its path."""
+    if "/" in parts.path.strip("/"):
+        raise ValidationError(
+            "The path is the database's name: %(example)s.",
+            params={"example": example},
+        )
+
+
+def sql_up_rules(project) -> list[str]:
+    """What counts as up for a SQL server's check, in words."""
+    params = parse_qs(urlsplit(project.url).query)
+    rules = ["the server accepts the login"]
+    if params.get("query"):
+        rules.append(f"“{params['query'][0]}” runs")
+    if params.get("expect"):
+        rules.append(f"its first value is “{params['expect'][0]}”")
+    return rules
 
 
 def _listed(names: tuple[str, ...]) -> str:
