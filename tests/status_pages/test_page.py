@@ -408,3 +408,17 @@ def test_a_page_without_a_description_still_describes_itself(client):
 
     (description,) = meta_descriptions(html)
     assert "Acme status" in description
+
+
+def test_a_flows_incident_is_named_after_its_project_not_its_failing_step(client):
+    """A step's name ("step 2 'admin login'") says how the check works
+    inside; the public page says what is down, as for any project."""
+    built = build_page(projects=2, sections=1, days=2)
+    Project.objects.filter(pk=built.down.pk).update(kind=Project.Kind.FLOW)
+    built.incident.title = f"{built.down.name}: step 2 'admin login' failed"
+    built.incident.save(update_fields=["title"])
+
+    html = client.get("/status/acme/").content.decode()
+
+    assert f"{built.down.name} is down" in html
+    assert "admin login" not in html
