@@ -19,6 +19,10 @@ docs/benchmarks/<date>-capacity-<HHMM>.md (bench/run_logs.py).
     --projects N            N projects in every scenario chosen: a check at
                             a small scale (internet-100k at 10,000)
 
+The check kinds (issues #41 and #43): `--only kinds,kind,services` runs
+HTTP beside pings and DNS checks, HTTP beside service checks, and each
+kind alone, against the targets bench/kinds.py starts on loopback.
+
 See docs/benchmarks/capacity-method.md for what each column means. A full run
 takes about 40 minutes per database; run it on a quiet machine.
 """
@@ -50,6 +54,7 @@ from harness import (
     relative_command,
 )
 from internet import InternetTarget
+from kinds import KindTargets
 from nginx import NginxTarget
 from report import Result, publish, section
 from run_logs import publish_run
@@ -59,10 +64,11 @@ from runs import (
     run_engine,
     run_internet,
     run_internet_loop,
+    run_kinds,
     run_naive,
     run_writer,
 )
-from scenarios import Scenario, pick
+from scenarios import Scenario, pick, with_projects
 
 # BENCH_DB_SUFFIX keeps the databases of people benchmarking side by side
 # apart.
@@ -81,14 +87,18 @@ def main() -> None:
     results: list[Result] = []
     writer: list[dict] = []
     internet_wanted = any(s.target == "internet" for s in scenarios)
+    kinds_wanted = {kind for s in scenarios for kind, _ in s.mix}
     with (
         NginxTarget(workers=args.nginx_workers) as nginx,
         TargetProcess() as slow,
         InternetTarget(workers=args.nginx_workers)
         if internet_wanted
         else contextlib.nullcontext() as internet,
+        KindTargets(kinds_wanted, nginx)
+        if kinds_wanted
+        else contextlib.nullcontext() as kinds,
     ):
-        targets = Targets(nginx, slow, internet)
+        targets = Targets(nginx, slow, internet, kinds)
         for scenario in (s for s in scenarios if s.kind == "bare"):
             results.append(guarded(run_bare, scenario, "-", targets))
         for scenario in (s for s in scenarios if s.kind == "internet-loop"):
@@ -136,8 +146,7 @@ def chosen_scenarios(args: argparse.Namespace) -> list[Scenario]:
     scenarios = pick(args.only.split(",") if args.only else None)
     if args.projects:
         scenarios = [
-            dataclasses.replace(s, projects=args.projects) if s.projects else s
-            for s in scenarios
+            with_projects(s, args.projects) if s.projects else s for s in scenarios
         ]
     if args.quick:
         return [s.quick(args.duration or QUICK_MEASURE_SECONDS) for s in scenarios]
@@ -163,6 +172,7 @@ def run_database(database, scenarios, targets, results, writer) -> None:
                     runner = {
                         "engine": run_engine,
                         "internet": run_internet,
+                        "kinds": run_kinds,
                     }.get(scenario.kind, run_naive)
                     results.append(guarded(runner, scenario, label, url, targets))
             finally:

@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from harness import percentile_ms, setup_django
+from scenarios import kind_of_url
 
 from polling.engine.config import PollerConfig
 from polling.engine.scheduler import first_poll_offset
@@ -32,6 +33,7 @@ SPREAD_SECONDS = PollerConfig().spread_seconds
 STOP_MARGIN_SECONDS = 5
 WRITE_BATCH = 500
 LAG_TOLERANCE_SECONDS = 0.5
+SHOWN_REASONS = 3  # failure reasons kept per kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +174,38 @@ def readback(started: float, stopped: float) -> dict:
         "first_polls_done_s": tally.last_first_done - started if firsts else None,
         "late_first": tally.late_first,
         "never_polled": len(plans) - len(firsts),
+        "by_kind": by_kind(window_start, stopped),
     }
+
+
+def by_kind(window_start: float, stopped: float) -> dict[str, dict]:
+    """For each check kind (bench/kinds.py): its rows and polls/s in the
+    window, its failed rows, and a few of their reasons."""
+    from projects.models import PollResult, Project
+
+    kinds = {
+        pk: kind_of_url(url) for pk, url in Project.objects.values_list("pk", "url")
+    }
+    window = stopped - window_start
+    found: dict[str, dict] = {
+        kind: {"rows": 0, "in_window": 0, "down": 0, "reasons": {}}
+        for kind in sorted(set(kinds.values()))
+    }
+    rows = PollResult.objects.values_list(
+        "project_id", "polled_at", "status", "error_message"
+    )
+    for project_id, polled_at, status, reason in rows.iterator(chunk_size=10000):
+        counts = found[kinds[project_id]]
+        counts["rows"] += 1
+        counts["in_window"] += window_start <= polled_at.timestamp() < stopped
+        if status == "down":
+            counts["down"] += 1
+            shown = counts["reasons"]
+            if reason in shown or len(shown) < SHOWN_REASONS:
+                shown[reason] = shown.get(reason, 0) + 1
+    for counts in found.values():
+        counts["polls_per_s"] = counts["in_window"] / window if window > 0 else None
+    return found
 
 
 def _plans() -> dict[int, Plan]:

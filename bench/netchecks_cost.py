@@ -7,9 +7,9 @@ process's CPU per poll (issue #41's target: ICMP and DNS under 50 µs).
 The DNS server is Debian's dnsmasq (its CPU is its own process's, not
 counted), the UDP and SSH servers are threads of this process (their CPU
 is counted: an upper bound for those two kinds). Every target is on
-127.0.0.1. Not part of the test suite; the capacity benchmark of a whole
-runpoller with these kinds (100,000 HTTP + 50,000 ICMP + 50,000 DNS at
-60 s) is not written yet.
+127.0.0.1. Not part of the test suite. A whole runpoller with these
+kinds, its own CPU alone, is the capacity benchmark's
+(`bench/capacity.py --only kinds,kind`, bench/kinds.py).
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ STOP_TIMEOUT_SECONDS = 300
 STATUS_EVERY_SECONDS = 5.0
 STARTUP_POLL_SECONDS = 0.1
 SCHEDULED_LOG = "Poller started with"
+ICMP_LINE = "ICMP checks"  # runpoller's sentence on how it pings
 # Status fields taken from the worst poller rather than added up.
 WORST_OF = ("lag_p50_ms", "lag_p99_ms", "lag_max_ms", "uptime_seconds")
 # Status counters reported for the measured window (their increase).
@@ -168,6 +169,7 @@ class PollerRun:
         self.meters = meters or {}
         self._log: list[str] = []
         self._scheduled_log_at: float | None = None
+        self.icmp_mode = ""  # what runpoller said at start about pinging
 
     def statuses(self) -> list[dict]:
         """Each poller's status, of those that answer."""
@@ -188,7 +190,7 @@ class PollerRun:
         )
         self.pid = process.pid  # for meters that read its children
         stdout: list[str] = []
-        _drain(process.stdout, stdout.append)
+        _drain(process.stdout, self._on_output_line(stdout))
         _drain(process.stderr, self._on_log_line)
         try:
             report = self._measure(process, started_wall, started, warmup, measure)
@@ -259,6 +261,14 @@ class PollerRun:
                 next_status = now + STATUS_EVERY_SECONDS
             time.sleep(min(1.0, max(until - time.monotonic(), 0)))
         sample.read()
+
+    def _on_output_line(self, stdout: list[str]) -> Callable[[str], None]:
+        def keep(line: str) -> None:
+            stdout.append(line)
+            if ICMP_LINE in line and not self.icmp_mode:
+                self.icmp_mode = line.strip()
+
+        return keep
 
     def _on_log_line(self, line: str) -> None:
         if SCHEDULED_LOG in line and self._scheduled_log_at is None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import markdown_table
-from scenarios import Scenario
+from scenarios import IDLE_SCENARIO, Scenario
 
 # `--append FILE` inserts a run's section just above this line when FILE has it.
 RESULTS_MARKER = "<!-- capacity-results: bench/capacity.py inserts new runs above -->"
@@ -20,6 +20,8 @@ WRITER_FACTOR = 2
 SCALE_RSS_LIMIT_MB = 1536
 SCALE_SCHEDULED_LIMIT_S = 15
 TLS_FACTOR = 2
+# Issue #41: a ping's and a DNS check's CPU per poll.
+KIND_CPU_LIMIT_US = 50
 
 
 @dataclass
@@ -110,6 +112,109 @@ def internet_table(results: list[Result]) -> str:
     return markdown_table(rows)
 
 
+def kinds_table(results: list[Result]) -> str:
+    """Issues #41 and #43: each kind's polls and failures in every run,
+    and the poller's CPU per poll (its own process: not the writer, not
+    the targets) of each kind run alone; "all" is the whole run's."""
+    rows = []
+    for r in results:
+        by_kind = r.extra.get("by_kind") or {}
+        if r.scenario.name == IDLE_SCENARIO:
+            rows.append(_idle_row(r))
+            continue
+        for kind, count in r.scenario.mix:
+            found = by_kind.get(kind, {})
+            alone = alone_cpu_per_poll_us(results, r.database, kind)
+            above = alone_cpu_per_poll_us(results, r.database, kind, above_idle=True)
+            rows.append(
+                {
+                    "run": r.scenario.name,
+                    "database": r.database,
+                    "kind": kind,
+                    "projects": f"{count:,}",
+                    "polls/s": _num(found.get("polls_per_s")),
+                    "rows / failed": (
+                        f"{_num(found.get('rows'))} / {_num(found.get('down'))}"
+                    ),
+                    "poller CPU per poll (alone)": _num(alone, " µs"),
+                    "above idle": _num(above, " µs"),
+                    "failure reasons": "; ".join(
+                        f"{reason} ({n:,})"
+                        for reason, n in found.get("reasons", {}).items()
+                    )[:200],
+                }
+            )
+        if len(r.scenario.mix) > 1:
+            rows.append(
+                {
+                    "run": r.scenario.name,
+                    "database": r.database,
+                    "kind": "all",
+                    "projects": f"{r.scenario.projects:,}",
+                    "polls/s": _num(r.polls_per_s),
+                    "rows / failed": (
+                        f"{_num(r.rows)} / {_num(r.extra.get('rows_down'))}"
+                    ),
+                    "poller CPU per poll (alone)": _num(
+                        poller_cpu_per_poll_us(r), " µs"
+                    )
+                    + " (this run)",
+                    "above idle": "",
+                    "failure reasons": "",
+                }
+            )
+    return markdown_table(rows)
+
+
+def _idle_row(r: Result) -> dict[str, str]:
+    return {
+        "run": r.scenario.name,
+        "database": r.database,
+        "kind": "(idle poller)",
+        "projects": f"{r.scenario.projects:,}",
+        "polls/s": _num(r.polls_per_s, digits=1),
+        "rows / failed": f"{_num(r.rows)} / {_num(r.extra.get('rows_down'))}",
+        "poller CPU per poll (alone)": _num(
+            r.extra.get("poller_cpu_percent"), " % of a core", 1
+        ),
+        "above idle": "",
+        "failure reasons": "",
+    }
+
+
+def poller_cpu_per_poll_us(r: Result) -> float | None:
+    """The poller process's own CPU per poll: its writer child left out."""
+    percent = r.extra.get("poller_cpu_percent")
+    if percent is None or not r.polls_per_s:
+        return None
+    return percent / 100 / r.polls_per_s * 1e6
+
+
+def alone_cpu_per_poll_us(
+    results: list[Result], database: str, kind: str, *, above_idle: bool = False
+) -> float | None:
+    """The poller's CPU per poll in the run of `kind` alone (kind-<kind>-N);
+    `above_idle`: less the nearly idle poller's CPU (kind-idle), when it
+    ran."""
+    idle = _idle_percent(results, database) if above_idle else 0.0
+    for r in results:
+        mix = r.scenario.mix
+        alone = len(mix) == 1 and mix[0][0] == kind
+        if alone and r.database == database and r.scenario.name != IDLE_SCENARIO:
+            percent = r.extra.get("poller_cpu_percent")
+            if percent is None or idle is None or not r.polls_per_s:
+                return None
+            return (percent - idle) / 100 / r.polls_per_s * 1e6
+    return None
+
+
+def _idle_percent(results: list[Result], database: str) -> float | None:
+    for r in results:
+        if r.scenario.name == IDLE_SCENARIO and r.database == database:
+            return r.extra.get("poller_cpu_percent")
+    return None
+
+
 def cpu_per_poll_us(r: Result) -> float | None:
     """The process's CPU time per poll over the measured window."""
     if not (r.cpu_percent and r.polls_per_s):
@@ -138,6 +243,7 @@ def checks(results: list[Result], writer: list[dict]) -> list[str]:
         lines += _scenario_checks(r)
     lines += _efficiency_checks(results)
     lines += _tls_checks(results)
+    lines += _kind_cost_checks(results)
     for ceiling in (w for w in writer if "error" not in w):
         wanted = 30_000 / 60
         rate = ceiling["rows_per_s"]
@@ -153,6 +259,8 @@ def checks(results: list[Result], writer: list[dict]) -> list[str]:
 
 def _scenario_checks(r: Result) -> list[str]:
     name = f"{r.database} {r.scenario.name}"
+    if r.scenario.kind == "kinds":
+        return _kinds_checks(name, r)
     if r.scenario.kind != "engine" or r.scenario.saturation:
         return []
     worst_p99 = max(
@@ -189,6 +297,70 @@ def _scenario_checks(r: Result) -> list[str]:
         lines += _startup_and_memory_checks(
             name, r, rss_limit=SCALE_RSS_LIMIT_MB, start_limit=SCALE_SCHEDULED_LIMIT_S
         )
+    return lines
+
+
+def _kinds_checks(name: str, r: Result) -> list[str]:
+    """Every kind polled on time and up; the lag and missed rules as for
+    HTTP alone."""
+    p99 = r.lag_status[1]
+    failed = {
+        kind: counts["down"]
+        for kind, counts in (r.extra.get("by_kind") or {}).items()
+        if counts["down"]
+    }
+    return [
+        _verdict(
+            p99 is not None and p99 < LAG_LIMIT_MS,
+            f"{name}: lag p99 {_num(p99)} ms < {LAG_LIMIT_MS} ms",
+        ),
+        _verdict(
+            r.missed_db == 0 and not r.missed_status,
+            f"{name}: missed polls {_num(r.missed_status)} (status) "
+            f"/ {_num(r.missed_db)} (DB) = 0",
+        ),
+        _verdict(
+            r.polls is not None and r.polls == r.rows,
+            f"{name}: every poll written ({_num(r.polls)} / {_num(r.rows)})",
+        ),
+        _verdict(
+            not failed,
+            f"{name}: no failed polls"
+            + (
+                f" ({', '.join(f'{k}: {n:,}' for k, n in failed.items())})"
+                if failed
+                else ""
+            ),
+        ),
+    ]
+
+
+def _kind_cost_checks(results: list[Result]) -> list[str]:
+    """Issue #41: a ping and a DNS check each under 50 µs of the poller's
+    CPU, and a ping no dearer than an HTTP poll (each kind alone)."""
+    lines = []
+    for database in dict.fromkeys(r.database for r in results):
+        cost = {
+            kind: alone_cpu_per_poll_us(results, database, kind)
+            for kind in ("http", "icmp", "dns")
+        }
+        for kind in ("icmp", "dns"):
+            if cost[kind] is not None:
+                lines.append(
+                    _verdict(
+                        cost[kind] < KIND_CPU_LIMIT_US,
+                        f"{database} {kind} alone: {cost[kind]:,.0f} µs of the "
+                        f"poller's CPU per poll < {KIND_CPU_LIMIT_US} µs",
+                    )
+                )
+        if cost["icmp"] is not None and cost["http"] is not None:
+            lines.append(
+                _verdict(
+                    cost["icmp"] <= cost["http"],
+                    f"{database}: a ping ({cost['icmp']:,.0f} µs) no dearer than "
+                    f"an HTTP poll ({cost['http']:,.0f} µs)",
+                )
+            )
     return lines
 
 
@@ -323,6 +495,18 @@ def section(results, writer, *, title: str, preamble: list[str]) -> str:
             internet_table(internet),
             "",
         ]
+    kinds = [r for r in results if r.scenario.mix]
+    if kinds:
+        parts += [
+            "Check kinds (bench/kinds.py), each kind's polls and the poller's "
+            "CPU per poll of the kind alone:",
+            "",
+            kinds_table(kinds),
+            "",
+        ]
+        said = {r.extra.get("icmp_mode") for r in kinds if r.extra.get("icmp_mode")}
+        parts += [f"runpoller said at start: {line}" for line in sorted(said)]
+        parts += [""] if said else []
     if writer:
         parts += [
             "Result writer ceiling (`DatabaseResultStore.save()` alone, "
@@ -340,7 +524,12 @@ def section(results, writer, *, title: str, preamble: list[str]) -> str:
         parts += ["Failed scenarios:", "", *failures, ""]
     verdicts = checks(results, writer)
     if verdicts:
-        parts += ["Against the targets of issues #6 and #12:", "", *verdicts, ""]
+        parts += [
+            "Against the targets of issues #6, #12, #41 and #43:",
+            "",
+            *verdicts,
+            "",
+        ]
     return "\n".join(parts)
 
 

@@ -20,6 +20,7 @@ from harness import (
     process_tree,
 )
 from internet import InternetTarget
+from kinds import KindTargets
 from nginx import NginxTarget
 from poller_run import PollerRun
 from report import Result
@@ -33,6 +34,7 @@ class Targets:
     fast: NginxTarget
     slow: TargetProcess
     internet: InternetTarget | None = None  # started only when a scenario needs it
+    kinds: KindTargets | None = None  # likewise, for the "kinds" scenarios
 
     def requests(self) -> int:
         return self.fast.requests() + self.slow.requests()
@@ -41,6 +43,8 @@ class Targets:
         """capacity_db.py prepare's URL arguments for the scenario."""
         if scenario.target == "internet":
             return ["--urls-file", str(internet_urls(scenario, self))]
+        if scenario.target == "kinds":
+            return ["--urls-file", str(self.kinds.urls_file(scenario.mix))]
         if scenario.target == "slow":
             return ["--url", self.slow.url(f"/delay/{SLOW_DELAY_MS}")]
         urls = ["--url", self.fast.url("/ok")]
@@ -156,6 +160,58 @@ def prepare(url: str, scenario: Scenario, targets: Targets) -> None:
 def readback(url: str, started: float, stopped: float) -> dict:
     return db_step(
         url, "readback", "--started", str(started), "--stopped", str(stopped)
+    )
+
+
+# Check kinds side by side and alone (issues #41 and #43)
+
+
+def run_kinds(scenario, label, url, targets: Targets) -> Result:
+    """runpoller over projects of several check kinds (bench/kinds.py).
+    CPU is the poller process's own: its writer (a child process) and the
+    targets (nginx, dnsmasq, service_targets.py, Redis, PostgreSQL) are
+    measured apart."""
+    prepare(url, scenario, targets)
+    concurrency = scenario.max_concurrent()
+    before = targets.fast.requests()
+    run = PollerRun(url, projects=scenario.projects, max_concurrent=concurrency)
+    run.meters = {
+        "writer_cpu": lambda: children_cpu_seconds(run.pid),
+        "target_cpu": targets.kinds.cpu_seconds,
+    }
+    report = run.run(warmup=scenario.warmup, measure=scenario.measure)
+    http_got = targets.fast.requests() - before
+    back = readback(url, report.started_at, report.stopped_at)
+    final = report.final_status()
+    if report.exit_code != 0 or not report.summary:
+        print("\n".join(report.log_tail), file=sys.stderr)
+    writer_percent = 100 * report.meter_rates.get("writer_cpu", 0)
+    return Result(
+        scenario,
+        label,
+        concurrency,
+        polls_per_s=back["polls_per_s"],
+        missed_status=final.get("skipped_ticks"),
+        missed_db=back["missed"],
+        lag_status=report.lag_ms(),
+        lag_db=_lag(back),
+        polls=final.get("polls_total"),
+        rows=back["rows"],
+        target_got=http_got if dict(scenario.mix).get("http") else None,
+        cpu_percent=report.cpu_percent,
+        machine_cpu_percent=report.machine_cpu_percent,
+        peak_rss_mb=report.peak_rss_mb,
+        scheduled_s=report.scheduled_s,
+        first_polls_done_s=back["first_polls_done_s"],
+        extra={
+            **back,
+            "exit_code": report.exit_code,
+            "status": final,
+            "icmp_mode": run.icmp_mode,
+            "writer_cpu_percent": writer_percent,
+            "poller_cpu_percent": report.cpu_percent - writer_percent,
+            "target_cpu_percent": 100 * report.meter_rates.get("target_cpu", 0),
+        },
     )
 
 

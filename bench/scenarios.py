@@ -10,6 +10,20 @@ from polling.engine.config import PollerConfig
 
 # Mean response time of each target kind, in seconds, for the sizing rule.
 MEAN_RESPONSE_SECONDS = {"fast": 0.002, "slow": 1.0}
+# How long a poll of each check kind holds its slot (bench/kinds.py's
+# targets, all on loopback): a ping sends its 3 echoes a second apart
+# (docs/checks.md), so it holds one for about 2 s; the others answer in
+# milliseconds.
+KIND_HOLD_SECONDS = {
+    "http": 0.002,
+    "icmp": 2.0,
+    "dns": 0.002,
+    "smtp": 0.01,
+    "ws": 0.01,
+    "grpc": 0.01,
+    "redis": 0.005,
+    "postgres": 0.02,
+}
 SLOW_DELAY_MS = 1000
 HANG_EVERY = 20  # mixed: one project in 20 (5 %) hangs until its timeout
 HEADROOM = 1.25  # run below saturation: queueing grows without bound at 100 %
@@ -22,7 +36,9 @@ QUICK_INTERVAL_DIVISOR = 6
 @dataclass(frozen=True, slots=True)
 class Scenario:
     name: str
-    kind: str  # "engine", "naive", "bare", "writer", "internet" or "internet-loop"
+    # "engine", "naive", "bare", "writer", "internet", "internet-loop" or
+    # "kinds" (projects of several check kinds, bench/kinds.py)
+    kind: str
     projects: int = 0
     interval: int = 60  # seconds
     # "fast", "slow" (1 s responses), "mixed" or "internet" (bench/internet.py)
@@ -38,6 +54,9 @@ class Scenario:
     tls: bool = False
     # The window is part of the target: --duration leaves it alone.
     fixed_measure: bool = False
+    # "kinds" only: how many projects of each check kind (bench/kinds.py),
+    # in order; `projects` is their sum.
+    mix: tuple[tuple[str, int], ...] = ()
 
     @property
     def wanted_polls_per_s(self) -> float:
@@ -60,6 +79,8 @@ class Scenario:
     def max_concurrent(self) -> int:
         if self.concurrency is not None:
             return self.concurrency
+        if self.mix:
+            return kinds_concurrency(self.mix, self.interval)
         return sized_concurrency(
             self.wanted_polls_per_s,
             mean_response=MEAN_RESPONSE_SECONDS[
@@ -71,6 +92,12 @@ class Scenario:
 
     def quick(self, measure: float) -> Scenario:
         """A smaller, shorter version for a smoke run."""
+        if self.mix:
+            return replace(
+                with_projects(self, self.projects // QUICK_PROJECTS_DIVISOR),
+                interval=max(self.interval // QUICK_INTERVAL_DIVISOR, 1),
+                measure=measure,
+            )
         return replace(
             self,
             projects=max(self.projects // QUICK_PROJECTS_DIVISOR, 20)
@@ -93,6 +120,30 @@ def sized_concurrency(
     return max(math.ceil(needed * HEADROOM / 10) * 10, 10)
 
 
+def kinds_concurrency(mix, interval: int) -> int:
+    """The sizing rule over a mix of kinds, each holding its slot for its
+    KIND_HOLD_SECONDS; never below the default limit."""
+    needed = sum(count / interval * KIND_HOLD_SECONDS[kind] for kind, count in mix)
+    return max(math.ceil(needed * HEADROOM / 10) * 10, DEFAULT_CONCURRENCY)
+
+
+def with_projects(scenario: Scenario, projects: int) -> Scenario:
+    """The scenario with `projects` in all; a mix keeps its proportions
+    (at least 5 projects of each kind)."""
+    if not scenario.mix:
+        return replace(scenario, projects=projects)
+    total = scenario.projects
+    mix = tuple(
+        (kind, max(count * projects // total, 5)) for kind, count in scenario.mix
+    )
+    return replace(scenario, mix=mix, projects=sum(count for _, count in mix))
+
+
+def _kinds(name: str, *mix: tuple[str, int]) -> Scenario:
+    projects = sum(count for _, count in mix)
+    return Scenario(name, "kinds", projects, target="kinds", mix=mix)
+
+
 def _engine(name: str, projects: int, **options) -> Scenario:
     return Scenario(name, "engine", projects, **options)
 
@@ -111,6 +162,9 @@ SCALE_CONCURRENCY = 50
 # The default MAX_CONCURRENT_HTTP since issue #32 (monitor/settings.py):
 # 100,000 projects at 60 s with 3 % hanging for 10 s need about 710.
 INTERNET_CONCURRENCY = 1000
+# Issue #43's service checks, in the order the report lists them.
+SERVICE_KINDS = ("smtp", "ws", "grpc", "redis", "postgres")
+IDLE_SCENARIO = "kind-idle"
 SCENARIOS = [
     _engine("fast-1k", 1_000, concurrency=DEFAULT_CONCURRENCY),
     _engine("fast-10k", 10_000, concurrency=DEFAULT_CONCURRENCY),
@@ -171,10 +225,32 @@ SCENARIOS = [
         concurrency=INTERNET_CONCURRENCY,
         client="pycurl",
     ),
+    # Issue #41: one runpoller with pings and DNS checks beside HTTP
+    # (3,333 polls/s), and issue #43: with service checks; each kind alone
+    # too, for its CPU per poll (bench/kinds.py).
+    _kinds("kinds-200k", ("http", 100_000), ("icmp", 50_000), ("dns", 50_000)),
+    _kinds(
+        "services-110k",
+        ("http", 100_000),
+        *((kind, 2_000) for kind in SERVICE_KINDS),
+    ),
+    # The poller nearly idle (1 poll/s): what it costs with no work, taken
+    # off the others' CPU for their cost per poll above it.
+    _kinds(IDLE_SCENARIO, ("http", 60)),
+    _kinds("kind-http-50k", ("http", 50_000)),
+    _kinds("kind-icmp-50k", ("icmp", 50_000)),
+    _kinds("kind-dns-50k", ("dns", 50_000)),
+    *(_kinds(f"kind-{kind}-2k", (kind, 2_000)) for kind in SERVICE_KINDS),
     Scenario("naive-1k", "naive", 1_000, measure=90),
     Scenario("naive-10k", "naive", 10_000, measure=90),
     Scenario("writer", "writer", 30_000, measure=30),
 ]
+
+
+def kind_of_url(url: str) -> str:
+    """The bench's name of a project's kind, from its URL."""
+    scheme = url.partition("://")[0]
+    return {"https": "http", "postgresql": "postgres"}.get(scheme, scheme)
 
 
 def pick(names: list[str] | None) -> list[Scenario]:
