@@ -45,6 +45,7 @@ from harness import (
 )
 
 BATCH = 500
+HOUR = timedelta(hours=1)
 
 
 def main() -> None:
@@ -161,9 +162,8 @@ def child(args) -> dict:
 
 
 def _rollup_rows_before(polls, in_maintenance) -> list[tuple]:
-    """polls/store/results.py's _rollup_rows as it was before histograms
-    (55cba0d^), word for word: the writer "before"."""
-    from polling.store.results import _HOUR
+    """polling/store/results.py's _rollup_rows as it was before
+    histograms (55cba0d^), word for word: the writer "before"."""
     from projects.incidents.batch_writes import datetime_adapter
 
     sums: dict[tuple[int, datetime], list] = {}
@@ -173,7 +173,7 @@ def _rollup_rows_before(polls, in_maintenance) -> list[tuple]:
         # cost more than the rest of its sums.
         if next_hour is None or not hour <= poll.at < next_hour:
             hour = poll.at.replace(minute=0, second=0, microsecond=0)
-            next_hour = hour + _HOUR
+            next_hour = hour + HOUR
         row = sums.get((poll.project_id, hour))
         if row is None:
             row = sums[poll.project_id, hour] = [0, 0, 0, 0, None, 0, 0]
