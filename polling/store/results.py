@@ -11,7 +11,6 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from django.db import (
-    connection,
     transaction,
 )
 from django.db.models import NOT_PROVIDED
@@ -36,8 +35,7 @@ from projects.incidents.recorder import record_incidents
 from projects.incidents.region_rows import lock_with_facts
 from projects.incidents.regions import RegionView, as_verdicts, save_region_states
 from projects.incidents.states import lock_projects, maintenance_test, save_states
-from projects.latency import histogram
-from projects.latency.histogram import bucket
+from projects.latency.histogram import code
 from projects.models import (
     DEFAULT_REGION_ID,
     MAX_ERROR_MESSAGE_LENGTH,
@@ -339,20 +337,21 @@ ROLLUP_ADDITIONS = {
     "THEN {new} ELSE {old} END",
     "maintenance_polls": "{old} + {new}",
     "maintenance_failures": "{old} + {new}",
+    # Codes, two characters per response (BucketCodesField): appended.
+    "histogram": "{old} || {new}",
 }
 
 
 def _add_to_rollups(
     cursor, polls: Sequence[Poll], in_maintenance: Callable[[Poll], bool]
 ) -> None:
-    vendor = connection.vendor
     upsert_rows(
         cursor,
         HourlyRollup,
         ROLLUP_FIELDS,
-        _rollup_rows(polls, in_maintenance, as_text=vendor != "postgresql"),
+        _rollup_rows(polls, in_maintenance),
         conflict=("project", "hour"),
-        updates={**ROLLUP_ADDITIONS, "histogram": histogram.addition_sql(vendor)},
+        updates=ROLLUP_ADDITIONS,
     )
 
 
@@ -360,10 +359,10 @@ _HOUR = timedelta(hours=1)
 
 
 def _rollup_rows(
-    polls: Sequence[Poll], in_maintenance: Callable[[Poll], bool], *, as_text: bool
+    polls: Sequence[Poll], in_maintenance: Callable[[Poll], bool]
 ) -> list[tuple]:
     """The batch summed per (project, hour), in ROLLUP_FIELDS' order; the
-    histogram as a dict (in PostgreSQL's JSON rows) or as JSON text."""
+    histogram as its codes."""
     sums: dict[tuple[int, datetime], list] = {}
     hour = next_hour = None
     for poll in polls:
@@ -374,22 +373,18 @@ def _rollup_rows(
             next_hour = hour + _HOUR
         row = sums.get((poll.project_id, hour))
         if row is None:
-            row = sums[poll.project_id, hour] = [0, 0, 0, 0, None, 0, 0, {}]
+            row = sums[poll.project_id, hour] = [0, 0, 0, 0, None, 0, 0, ""]
         row[0] += 1
         row[1] += 0 if poll.up else 1
         if poll.response_time_ms is not None:
             row[2] += 1
             row[3] += poll.response_time_ms
             row[4] = max(row[4] or 0, poll.response_time_ms)
-            key = bucket(poll.response_time_ms)
-            row[7][key] = row[7].get(key, 0) + 1
+            row[7] += code(poll.response_time_ms)
         if in_maintenance(poll):
             row[5] += 1
             row[6] += 0 if poll.up else 1
     adapt = datetime_adapter()
-    if as_text:
-        for row in sums.values():
-            row[7] = json.dumps(row[7])
     # In key order, so concurrent writers meet the rows in the same order.
     return [
         (project_id, adapt(hour), *sums[project_id, hour])

@@ -11,17 +11,22 @@ percentiles of any range are read from rollups and never from raw polls.
   whole millisecond that is within 4 % of the exact percentile (rounding
   adds at most 0.5 ms, which is 2 % from 25 ms up, and below 25 ms the
   middle is within 0.5 ms so rounding gives the exact value).
-- Stored as a JSON object {"bucket": count}, keys as text: only the
-  buckets that occurred, typically 5 to 40 a day for one project.
+- A daily rollup stores it as a JSON object {"bucket": count}, keys as
+  text: only the buckets that occurred, typically 5 to 40 a day for one
+  project. An hourly rollup stores two characters per response
+  (projects.models.fields.BucketCodesField), so the writer adds a batch
+  to it by appending text (code()); Django reads both as the dict.
 
-Merging two histograms adds their counts key by key; the writer does it
-in SQL as it adds a batch to the stored rollup (addition_sql()).
+Merging two histograms adds their counts key by key (compaction sums an
+hour's into its day).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+
+from projects.models.fields import BUCKET_CODES
 
 RATIO = 1.04
 _LOG_RATIO = math.log(RATIO)
@@ -34,6 +39,18 @@ def bucket(ms: int) -> str:
     if ms < 1:
         return "0"
     return str(1 + int(math.log(ms) / _LOG_RATIO))
+
+
+# The codes of 0 to 10 s (most responses), looked up: the writer's cost
+# per poll. Made in 5 ms at import.
+_CODES = tuple(BUCKET_CODES[int(bucket(ms))] for ms in range(10_001))
+
+
+def code(ms: int) -> str:
+    """The stored code (BucketCodesField) of the bucket holding `ms`."""
+    if ms < len(_CODES):
+        return _CODES[ms]
+    return BUCKET_CODES[min(int(bucket(ms)), len(BUCKET_CODES) - 1)]
 
 
 def bucket_value(key: str) -> float:
@@ -94,20 +111,3 @@ def exact_percentile(times: Iterable[int], p: float) -> int | None:
     if not ordered:
         return None
     return ordered[max(1, math.ceil(p / 100 * len(ordered))) - 1]
-
-
-def addition_sql(vendor: str) -> str:
-    """SQL for the stored histogram `{old}` plus the offered one `{new}`,
-    for the writer's upsert: only the offered keys are visited (a batch
-    brings one or two per project and hour)."""
-    if vendor == "postgresql":
-        return (
-            "{old} || COALESCE((SELECT jsonb_object_agg(key, value::int + "
-            "COALESCE(({old}->>key)::int, 0)) FROM jsonb_each_text({new})), "
-            "'{{}}'::jsonb)"
-        )
-    return (
-        "json_patch({old}, (SELECT json_group_object(key, value + "
-        "COALESCE(json_extract({old}, '$.\"' || key || '\"'), 0)) "
-        "FROM json_each({new})))"
-    )

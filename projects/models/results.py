@@ -4,7 +4,7 @@ from datetime import UTC, date, datetime, time
 
 from django.db import models
 
-from projects.models.fields import StatusField
+from projects.models.fields import BucketCodesField, StatusField
 from projects.models.indexes import TimeIndex
 from projects.models.project import Project, Status
 
@@ -190,6 +190,9 @@ class HourlyRollup(RollupSums):
         Project, on_delete=models.CASCADE, related_name="hourly_rollups", db_index=False
     )
     hour = models.DateTimeField(help_text="Start of the UTC hour.")
+    # The same histogram as the daily rollups', stored as codes the writer
+    # appends to (BucketCodesField says why).
+    histogram = BucketCodesField(default=dict, db_default="", blank=True)
 
     class Meta:
         constraints = [

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from projects.latency import histogram
+from projects.models.fields import decode_buckets, encode_buckets
 
 
 def test_a_response_time_falls_in_the_bucket_that_holds_it():
@@ -57,3 +58,14 @@ def test_merging_adds_the_counts_of_every_histogram():
 
     assert total == histogram.of([10, 10, 500, 10, 2000])
     assert sum(total.values()) == 5
+
+
+def test_an_hours_codes_read_back_as_its_histogram():
+    # Both sides of the look-up table's end (10 s), an hour, and 0 ms.
+    times = [0, 1, 37, 150, 150, 9_999, 10_000, 10_001, 3_600_000]
+    codes = "".join(histogram.code(ms) for ms in times)
+
+    assert len(codes) == 2 * len(times)
+    assert decode_buckets(codes) == histogram.of(times)
+    assert decode_buckets(encode_buckets(histogram.of(times))) == histogram.of(times)
+    assert decode_buckets("") == {}

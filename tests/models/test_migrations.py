@@ -90,3 +90,41 @@ def test_polls_keep_their_values_when_the_id_goes_and_comes_back():
     assert keyed == before
     assert back == before
     assert len(set(ids)) == 6
+
+
+JSON_HOURLY_HISTOGRAMS = ("projects", "0036_merge_this_turns_work")
+CODED_HOURLY_HISTOGRAMS = ("projects", "0037_writercost_hourly_histogram_codes")
+
+
+def hourly_histograms(apps, field: str = "histogram") -> dict:
+    HourlyRollup = apps.get_model("projects", "HourlyRollup")
+    return dict(HourlyRollup.objects.values_list("project__name", field))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hourly_histograms_keep_their_counts_as_codes_and_back():
+    old_apps = migrate_to(JSON_HOURLY_HISTOGRAMS)
+    OldProject = old_apps.get_model("projects", "Project")
+    OldHourly = old_apps.get_model("projects", "HourlyRollup")
+    stored = {"counted": {"0": 1, "120": 3, "529": 2}, "empty": {}}
+    for name, counts in stored.items():
+        OldHourly.objects.create(
+            project=OldProject.objects.create(name=name, url="http://127.0.0.1:9/"),
+            hour=datetime(2026, 11, 1, tzinfo=UTC),
+            polls=sum(counts.values()),
+            histogram=counts,
+        )
+    try:
+        coded_apps = migrate_to(CODED_HOURLY_HISTOGRAMS)
+        coded = hourly_histograms(coded_apps)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT histogram FROM projects_hourlyrollup")
+            texts = sorted(text for (text,) in cursor.fetchall())
+        back = hourly_histograms(migrate_to(JSON_HOURLY_HISTOGRAMS))
+    finally:
+        leaf = MigrationExecutor(connection).loader.graph.leaf_nodes("projects")
+        migrate_to(leaf[0])
+
+    assert coded == stored
+    assert sorted(len(text) for text in texts) == [0, 12]
+    assert back == stored
