@@ -41,7 +41,7 @@ class ServerTargets:
         self._report = report
         self._first: dict | None = first
         self._on_revoked = on_revoked
-        self._ids: list[int] = [t["project_id"] for t in first["targets"]]
+        self._ids: list[int] = _ids(first)
         self.active = bool(first["active"])
         self._unreachable = False
 
@@ -52,7 +52,14 @@ class ServerTargets:
             if answer is None:
                 return []
         targets = [target_from_json(t) for t in answer["targets"]]
-        self._ids = [t.project_id for t in targets]
+        if not answer["complete"]:
+            # A large region's first answer names its projects: their
+            # targets come by id, a page at a time. A page the server did
+            # not answer is asked for again at the next sync.
+            for first in range(0, len(answer["ids"]), IDS_PER_CALL):
+                targets += self.load_some(answer["ids"][first : first + IDS_PER_CALL])
+                pause()
+        self._ids = _ids(answer)
         return targets
 
     def load_changes(
@@ -115,6 +122,13 @@ class ServerTargets:
         logger.error("The server refused this agent's token: %s", error)
         self._ids = []
         self._on_revoked()
+
+
+def _ids(answer: dict) -> list[int]:
+    """The ids of all the projects a sync's answer names."""
+    if answer["complete"]:
+        return [t["project_id"] for t in answer["targets"]]
+    return list(answer["ids"])
 
 
 class BufferStore:

@@ -28,6 +28,11 @@ from projects.models import Agent
 # The most outcomes one call may carry; an agent sends 500 at a time.
 MAX_OUTCOMES = 2000
 MAX_IDS = 10_000
+# A first sync carries every target up to this many (a few MB of JSON,
+# made in about a second); past it only their ids, and the agent asks for
+# the targets by id, a page at a time: a region of 300,000 projects in
+# one answer took longer than the agent waits for one.
+MAX_TARGETS_AT_ONCE = 5000
 
 
 @csrf_exempt
@@ -35,8 +40,9 @@ MAX_IDS = 10_000
 def sync(request: HttpRequest) -> JsonResponse:
     """The agent checks in; the answer says whether it is the region's
     active agent, the settings its engine runs with, and its projects:
-    all of them when it sends no `since`, else the ids of all and the
-    targets of those saved since then."""
+    all of them when it sends no `since` (only their ids past
+    MAX_TARGETS_AT_ONCE), else the ids of all and the targets of those
+    saved since then."""
     try:
         agent = calling_agent(request)
     except Refused as refusal:
@@ -52,8 +58,12 @@ def sync(request: HttpRequest) -> JsonResponse:
     if not active:
         answer.update(complete=since is None, ids=[], targets=[])
     elif since is None:
-        targets = assignments.all_targets(agent)
-        answer.update(complete=True, targets=[target_to_json(t) for t in targets])
+        ids = assignments.polled_ids(agent)
+        if len(ids) > MAX_TARGETS_AT_ONCE:
+            answer.update(complete=False, ids=ids, targets=[])
+        else:
+            targets = assignments.all_targets(agent)
+            answer.update(complete=True, targets=[target_to_json(t) for t in targets])
     else:
         ids, targets = assignments.changed_targets(agent, since)
         answer.update(

@@ -13,6 +13,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from polling.agents import views
 from polling.engine.types import Outcome
 from polling.engine.wire import outcome_to_json
 from projects.models import Agent, PollResult, Project, Region, Team
@@ -111,6 +112,35 @@ def test_a_second_agent_stands_by_until_the_first_is_silent(office, settings):
     assert len(taking_over["targets"]) == 1
     # The first, back, stands by: the region keeps one active agent.
     assert post(client, first_token, "sync/", {}).json()["active"] is False
+
+
+def test_only_the_active_agents_sync_keeps_its_region_live(office, settings):
+    settings.AGENT_SILENT_SECONDS = 30
+    _, first_token = Agent.issue("a1", office)
+    _, second_token = Agent.issue("a2", office)
+    client = Client()
+    post(client, first_token, "sync/", {})
+    long_ago = timezone.now() - timedelta(seconds=20)
+    Region.objects.filter(pk=office.pk).update(last_seen_at=long_ago)
+
+    # A standby polls nothing: its sync does not keep the region from
+    # going dark (docs/agents.md).
+    assert post(client, second_token, "sync/", {}).json()["active"] is False
+    assert Region.objects.get(pk=office.pk).last_seen_at == long_ago
+    assert post(client, first_token, "sync/", {}).json()["active"] is True
+    assert Region.objects.get(pk=office.pk).last_seen_at > long_ago
+
+
+def test_a_region_larger_than_one_answer_is_named_by_its_ids(office, monkeypatch):
+    monkeypatch.setattr(views, "MAX_TARGETS_AT_ONCE", 1)
+    ids = sorted(project(name, region=office).pk for name in ("one", "two"))
+    _, token = Agent.issue("a1", office)
+
+    body = post(Client(), token, "sync/", {}).json()
+
+    assert body["complete"] is False
+    assert sorted(body["ids"]) == ids
+    assert body["targets"] == []
 
 
 def test_changes_since_a_time_carry_every_id_and_the_changed_targets(office):
