@@ -16,7 +16,9 @@ from a poll to its row (p50/p99: a sample of projects' newest rows,
 looked at every 0.25 s; the row's `polled_at` window start against the
 look that first saw it). Then, once the agent has stopped: every poll
 the target answered is a row or left on the agent's disk (0 lost), none
-twice.
+twice. And, measured in this process before the agent starts, what one
+of the agent's periodic syncs costs the server (it runs every
+AGENT_SYNC_SECONDS, whatever the load, and carries every project's id).
 
 Full size, on a quiet machine (each database in turn):
 
@@ -29,6 +31,7 @@ Full size, on a quiet machine (each database in turn):
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import signal
@@ -130,6 +133,7 @@ def run(args, web: Web, target, token: str, region, ids: list[int]) -> dict:
     from projects.models import PollResult, Status
 
     results = PollResult.objects.filter(region=region)
+    sync_cpu = one_sync_cpu(token)
     agent, log = start_agent(web, token)
     started = time.monotonic()
     while not results.exists():
@@ -175,6 +179,9 @@ def run(args, web: Web, target, token: str, region, ids: list[int]) -> dict:
         "database CPU / result": per_result(db_cpu, rows),
         "server CPU / result": per_result(web_cpu + db_cpu, rows),
         "server cores": f"{(web_cpu + db_cpu) / window:.2f}",
+        # Every AGENT_SYNC_SECONDS whatever the load: the ids of all the
+        # region's projects and the targets of those changed.
+        "one sync's server CPU": f"{sync_cpu * 1000:.0f} ms",
         "agent CPU / poll": f"{agent_cpu / max(answered, 1) * 1e6:.0f} µs",
         "poll to row p50/p99 (s)": (
             f"{(percentile_ms(delays, 0.5) or 0) / 1000:.2f} / "
@@ -234,6 +241,30 @@ def start_agent(web: Web, token: str) -> tuple[subprocess.Popen, Path]:
         stderr=subprocess.STDOUT,
     )
     return agent, log
+
+
+def one_sync_cpu(token: str) -> float:
+    """CPU seconds the server spends on one of the agent's periodic syncs
+    (the view run in this process, and its database backend); the median
+    of three."""
+    from django.test import RequestFactory
+
+    from polling.agents.views import sync
+
+    body = json.dumps({"since": datetime.now(UTC).isoformat()})
+    costs = []
+    for _ in range(3):
+        before = time.process_time() + own_backend_cpu()
+        request = RequestFactory().post(
+            "/api/v1/agent/sync/",
+            body,
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        if sync(request).status_code != 200:
+            raise SystemExit("the bench's own sync was refused")
+        costs.append(time.process_time() + own_backend_cpu() - before)
+    return sorted(costs)[1]
 
 
 def settings_stop_timeout() -> int:

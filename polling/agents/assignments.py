@@ -94,11 +94,15 @@ def all_targets(agent: Agent) -> list[Target]:
 
 
 def polled_ids(agent: Agent) -> list[int]:
-    """The ids of every project the agent polls."""
+    """The ids of every project the agent polls. Unordered: sorting by
+    name (the model's order) read every row's name at each sync, which
+    cost more than finding them (20,000 projects: 96 ms against 60)."""
     return list(
         Project.objects.filter(
             polled_in(agent.region_id), _polled_by(agent), enabled=True
-        ).values_list("pk", flat=True)
+        )
+        .order_by()
+        .values_list("pk", flat=True)
     )
 
 
@@ -121,5 +125,7 @@ def allowed_ids(agent: Agent, project_ids: Collection[int]) -> set[int]:
     return set(
         Project.objects.filter(
             polled_in(agent.region_id), _polled_by(agent), pk__in=list(project_ids)
-        ).values_list("pk", flat=True)
+        )
+        .order_by()
+        .values_list("pk", flat=True)
     )
