@@ -41,8 +41,10 @@ def sync(request: HttpRequest) -> JsonResponse:
     """The agent checks in; the answer says whether it is the region's
     active agent, the settings its engine runs with, and its projects:
     all of them when it sends no `since` (only their ids past
-    MAX_TARGETS_AT_ONCE), else the ids of all and the targets of those
-    saved since then."""
+    MAX_TARGETS_AT_ONCE); else the targets of those saved since then,
+    the ids of those saved since then that it no longer polls
+    (`removed`), and, unless it sends `"ids": false`, the ids of all
+    (which catch deleted projects, and cost a read of every project)."""
     try:
         agent = calling_agent(request)
     except Refused as refusal:
@@ -65,10 +67,14 @@ def sync(request: HttpRequest) -> JsonResponse:
             targets = assignments.all_targets(agent)
             answer.update(complete=True, targets=[target_to_json(t) for t in targets])
     else:
-        ids, targets = assignments.changed_targets(agent, since)
+        targets, removed = assignments.changed_targets(agent, since)
         answer.update(
-            complete=False, ids=ids, targets=[target_to_json(t) for t in targets]
+            complete=False,
+            targets=[target_to_json(t) for t in targets],
+            removed=removed,
         )
+        if body.get("ids", True):
+            answer.update(ids=assignments.polled_ids(agent))
     return JsonResponse(answer)
 
 

@@ -155,8 +155,28 @@ def test_changes_since_a_time_carry_every_id_and_the_changed_targets(office):
     assert body["complete"] is False
     assert sorted(body["ids"]) == sorted([old.pk, new.pk])
     assert [t["project_id"] for t in body["targets"]] == [new.pk]
+    assert body["removed"] == []
     asked = post(Client(), token, "targets/", {"ids": [old.pk, 999999]}).json()
     assert [t["project_id"] for t in asked["targets"]] == [old.pk]
+
+
+def test_a_sync_without_ids_still_tells_the_projects_saved_away_from_the_agent(
+    office,
+):
+    kept, disabled, moved = (project(n, region=office) for n in ("a", "b", "c"))
+    elsewhere = project("elsewhere", region=Region.objects.create(name="x"))
+    _, token = Agent.issue("a1", office)
+    since = timezone.now()
+    Project.objects.filter(pk=kept.pk).update(updated_at=since - timedelta(hours=1))
+    Project.objects.filter(pk=disabled.pk).update(enabled=False, updated_at=since)
+    moved.regions.set([elsewhere.regions.get()])
+    Project.objects.filter(pk=moved.pk).update(updated_at=since)
+
+    body = post(Client(), token, "sync/", {"since": since.isoformat(), "ids": False})
+
+    assert "ids" not in body.json()
+    assert body.json()["targets"] == []
+    assert sorted(body.json()["removed"]) == sorted([disabled.pk, moved.pk])
 
 
 def test_results_are_stored_in_the_agents_region_once_however_often_sent(office):
