@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench_pings import Web
@@ -126,6 +126,10 @@ def add_agent_and_projects(args, url: str) -> tuple[str, object, list[int]]:
             Project.regions.through(project_id=p.pk, region_id=region.pk) for p in made
         )
         ids += [p.pk for p in made]
+    # As in an install whose projects were not all saved in the last ten
+    # minutes: each sync brings the targets of those saved since the
+    # agent's last load, less CHANGES_OVERLAP (polling/engine/coordinator.py).
+    Project.objects.update(updated_at=datetime.now(UTC) - timedelta(hours=1))
     _, token = Agent.issue("bench", region)
     return token, region, ids
 
