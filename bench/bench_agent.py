@@ -107,6 +107,8 @@ def parse_args() -> argparse.Namespace:
 
 
 def add_agent_and_projects(args, url: str) -> tuple[str, object, list[int]]:
+    from django.db import connection
+
     from projects.models import Agent, Project, Region
 
     region = Region.objects.create(name="bench-agents")
@@ -130,6 +132,12 @@ def add_agent_and_projects(args, url: str) -> tuple[str, object, list[int]]:
     # minutes: each sync brings the targets of those saved since the
     # agent's last load, less CHANGES_OVERLAP (polling/engine/coordinator.py).
     Project.objects.update(updated_at=datetime.now(UTC) - timedelta(hours=1))
+    # Statistics, as autovacuum keeps them in a live install: without them
+    # PostgreSQL read the projects saved since the last sync through the
+    # team index (every project), not through updated_at's (17 ms against
+    # 0.1 at 20,000).
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
     _, token = Agent.issue("bench", region)
     return token, region, ids
 
