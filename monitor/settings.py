@@ -443,8 +443,14 @@ POLLER_SOURCE_ADDRESS = env.str("POLLER_SOURCE_ADDRESS", default="")
 
 # Agents (docs/agents.md): pollers that reach the server over HTTPS, with
 # no database. On the server: an agent silent this long hands its region's
-# projects to another agent of the region.
-AGENT_SILENT_SECONDS = env.int("AGENT_SILENT_SECONDS", default=30)
+# projects to another agent of the region. Longer than the dark-region
+# threshold (POLLER_SILENT_SECONDS) plus the watcher's minute and the task
+# scheduler's 30 s of slack, so that a region whose agent died is told dark
+# once before a standby takes over (issue #46). Set it below
+# POLLER_SILENT_SECONDS for a faster takeover that nobody is told of.
+AGENT_SILENT_SECONDS = env.int(
+    "AGENT_SILENT_SECONDS", default=POLLER_SILENT_SECONDS + 60 + 30
+)
 # In `manage.py runagent`: its token (from `manage.py createagent`), how
 # often it asks the server for changes (a change saved on the server
 # reaches it within about this long), and where it keeps results until the

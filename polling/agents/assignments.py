@@ -35,9 +35,13 @@ class AgentReport:
 
 
 def check_in(agent: Agent, report: AgentReport, now: datetime) -> bool:
-    """Note the agent alive now, and its region with it (the quorum's dark
-    region detection reads Region.last_seen_at); returns whether it is the
-    region's active agent."""
+    """Note the agent alive now, and its region too when it is the
+    region's active agent; returns whether it is.
+
+    Only the active agent keeps Region.last_seen_at fresh: a standby polls
+    nothing, so a region whose active agent died is dark (the quorum's
+    dark-region detection reads Region.last_seen_at) until a standby takes
+    over, as a region of pollers is until one is back."""
     silent_after = now - timedelta(seconds=settings.AGENT_SILENT_SECONDS)
     with transaction.atomic():
         # Locks the region's agents: two syncs at once agree on who polls.
@@ -71,7 +75,8 @@ def check_in(agent: Agent, report: AgentReport, now: datetime) -> bool:
             buffered_oldest_at=report.buffered_oldest_at,
             active_since=active_since,
         )
-        Region.objects.filter(pk=agent.region_id).update(last_seen_at=now)
+        if active_since is not None:
+            Region.objects.filter(pk=agent.region_id).update(last_seen_at=now)
     return active_since is not None
 
 
@@ -88,16 +93,35 @@ def all_targets(agent: Agent) -> list[Target]:
     return list(iter_targets(where=_polled_by(agent), region_id=agent.region_id))
 
 
-def changed_targets(agent: Agent, since: datetime) -> tuple[list[int], list[Target]]:
-    """The ids of every project the agent polls, and the targets of those
-    saved since `since`; the agent asks for the others it lacks by id."""
-    ids = list(
+def polled_ids(agent: Agent) -> list[int]:
+    """The ids of every project the agent polls. Unordered: sorting by
+    name (the model's order) read every row's name at each sync, which
+    cost more than finding them (20,000 projects: 96 ms against 60)."""
+    return list(
         Project.objects.filter(
             polled_in(agent.region_id), _polled_by(agent), enabled=True
-        ).values_list("pk", flat=True)
+        )
+        .order_by()
+        .values_list("pk", flat=True)
     )
-    changed = _polled_by(agent) & Q(updated_at__gte=since)
-    return ids, list(iter_targets(where=changed, region_id=agent.region_id))
+
+
+def changed_targets(agent: Agent, since: datetime) -> tuple[list[Target], list[int]]:
+    """The targets of the projects the agent polls saved since `since`,
+    and the ids of those of its team (or any, for an install-wide agent)
+    saved since then that it no longer polls: disabled, moved to another
+    region, made a heartbeat. Both read through the index on
+    `updated_at`, so a sync costs the same for 50 projects or 300,000."""
+    saved = Q(updated_at__gte=since)
+    targets = list(
+        iter_targets(where=_polled_by(agent) & saved, region_id=agent.region_id)
+    )
+    polled = {target.project_id for target in targets}
+    mine = Q() if agent.team_id is None else Q(team_id=agent.team_id)
+    saved_ids = (
+        Project.objects.filter(saved, mine).order_by().values_list("pk", flat=True)
+    )
+    return targets, [pid for pid in saved_ids if pid not in polled]
 
 
 def some_targets(agent: Agent, project_ids: Collection[int]) -> list[Target]:
@@ -110,5 +134,7 @@ def allowed_ids(agent: Agent, project_ids: Collection[int]) -> set[int]:
     return set(
         Project.objects.filter(
             polled_in(agent.region_id), _polled_by(agent), pk__in=list(project_ids)
-        ).values_list("pk", flat=True)
+        )
+        .order_by()
+        .values_list("pk", flat=True)
     )

@@ -38,8 +38,8 @@ class AgentClient:
             follow_redirects=False,
         )
 
-    def sync(self, since: str | None, report: dict) -> dict:
-        return self._post("sync/", {"since": since, **report})
+    def sync(self, since: str | None, report: dict, *, ids: bool = True) -> dict:
+        return self._post("sync/", {"since": since, "ids": ids, **report})
 
     def targets(self, ids: list[int]) -> dict:
         return self._post("targets/", {"ids": ids})

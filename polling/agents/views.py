@@ -28,6 +28,11 @@ from projects.models import Agent
 # The most outcomes one call may carry; an agent sends 500 at a time.
 MAX_OUTCOMES = 2000
 MAX_IDS = 10_000
+# A first sync carries every target up to this many (a few MB of JSON,
+# made in about a second); past it only their ids, and the agent asks for
+# the targets by id, a page at a time: a region of 300,000 projects in
+# one answer took longer than the agent waits for one.
+MAX_TARGETS_AT_ONCE = 5000
 
 
 @csrf_exempt
@@ -35,8 +40,11 @@ MAX_IDS = 10_000
 def sync(request: HttpRequest) -> JsonResponse:
     """The agent checks in; the answer says whether it is the region's
     active agent, the settings its engine runs with, and its projects:
-    all of them when it sends no `since`, else the ids of all and the
-    targets of those saved since then."""
+    all of them when it sends no `since` (only their ids past
+    MAX_TARGETS_AT_ONCE); else the targets of those saved since then,
+    the ids of those saved since then that it no longer polls
+    (`removed`), and, unless it sends `"ids": false`, the ids of all
+    (which catch deleted projects, and cost a read of every project)."""
     try:
         agent = calling_agent(request)
     except Refused as refusal:
@@ -52,13 +60,21 @@ def sync(request: HttpRequest) -> JsonResponse:
     if not active:
         answer.update(complete=since is None, ids=[], targets=[])
     elif since is None:
-        targets = assignments.all_targets(agent)
-        answer.update(complete=True, targets=[target_to_json(t) for t in targets])
+        ids = assignments.polled_ids(agent)
+        if len(ids) > MAX_TARGETS_AT_ONCE:
+            answer.update(complete=False, ids=ids, targets=[])
+        else:
+            targets = assignments.all_targets(agent)
+            answer.update(complete=True, targets=[target_to_json(t) for t in targets])
     else:
-        ids, targets = assignments.changed_targets(agent, since)
+        targets, removed = assignments.changed_targets(agent, since)
         answer.update(
-            complete=False, ids=ids, targets=[target_to_json(t) for t in targets]
+            complete=False,
+            targets=[target_to_json(t) for t in targets],
+            removed=removed,
         )
+        if body.get("ids", True):
+            answer.update(ids=assignments.polled_ids(agent))
     return JsonResponse(answer)
 
 

@@ -13,6 +13,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from polling.agents import views
 from polling.engine.types import Outcome
 from polling.engine.wire import outcome_to_json
 from projects.models import Agent, PollResult, Project, Region, Team
@@ -113,6 +114,35 @@ def test_a_second_agent_stands_by_until_the_first_is_silent(office, settings):
     assert post(client, first_token, "sync/", {}).json()["active"] is False
 
 
+def test_only_the_active_agents_sync_keeps_its_region_live(office, settings):
+    settings.AGENT_SILENT_SECONDS = 30
+    _, first_token = Agent.issue("a1", office)
+    _, second_token = Agent.issue("a2", office)
+    client = Client()
+    post(client, first_token, "sync/", {})
+    long_ago = timezone.now() - timedelta(seconds=20)
+    Region.objects.filter(pk=office.pk).update(last_seen_at=long_ago)
+
+    # A standby polls nothing: its sync does not keep the region from
+    # going dark (docs/agents.md).
+    assert post(client, second_token, "sync/", {}).json()["active"] is False
+    assert Region.objects.get(pk=office.pk).last_seen_at == long_ago
+    assert post(client, first_token, "sync/", {}).json()["active"] is True
+    assert Region.objects.get(pk=office.pk).last_seen_at > long_ago
+
+
+def test_a_region_larger_than_one_answer_is_named_by_its_ids(office, monkeypatch):
+    monkeypatch.setattr(views, "MAX_TARGETS_AT_ONCE", 1)
+    ids = sorted(project(name, region=office).pk for name in ("one", "two"))
+    _, token = Agent.issue("a1", office)
+
+    body = post(Client(), token, "sync/", {}).json()
+
+    assert body["complete"] is False
+    assert sorted(body["ids"]) == ids
+    assert body["targets"] == []
+
+
 def test_changes_since_a_time_carry_every_id_and_the_changed_targets(office):
     old = project("old", region=office)
     _, token = Agent.issue("a1", office)
@@ -125,8 +155,28 @@ def test_changes_since_a_time_carry_every_id_and_the_changed_targets(office):
     assert body["complete"] is False
     assert sorted(body["ids"]) == sorted([old.pk, new.pk])
     assert [t["project_id"] for t in body["targets"]] == [new.pk]
+    assert body["removed"] == []
     asked = post(Client(), token, "targets/", {"ids": [old.pk, 999999]}).json()
     assert [t["project_id"] for t in asked["targets"]] == [old.pk]
+
+
+def test_a_sync_without_ids_still_tells_the_projects_saved_away_from_the_agent(
+    office,
+):
+    kept, disabled, moved = (project(n, region=office) for n in ("a", "b", "c"))
+    elsewhere = project("elsewhere", region=Region.objects.create(name="x"))
+    _, token = Agent.issue("a1", office)
+    since = timezone.now()
+    Project.objects.filter(pk=kept.pk).update(updated_at=since - timedelta(hours=1))
+    Project.objects.filter(pk=disabled.pk).update(enabled=False, updated_at=since)
+    moved.regions.set([elsewhere.regions.get()])
+    Project.objects.filter(pk=moved.pk).update(updated_at=since)
+
+    body = post(Client(), token, "sync/", {"since": since.isoformat(), "ids": False})
+
+    assert "ids" not in body.json()
+    assert body.json()["targets"] == []
+    assert sorted(body.json()["removed"]) == sorted([disabled.pk, moved.pk])
 
 
 def test_results_are_stored_in_the_agents_region_once_however_often_sent(office):
