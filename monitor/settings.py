@@ -152,6 +152,9 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")
 USE_I18N = True
 USE_TZ = True
+# One way to write a date and time, with its zone, on every page and in the
+# admin: 2026-11-29 14:05:07 UTC (monitor/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["monitor.formats"]
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
