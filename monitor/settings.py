@@ -13,6 +13,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from monitor.csp import DEFAULT_POLICY
+from monitor.log_format import FORMAT as LOG_FORMAT
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -57,7 +58,7 @@ if env.bool("BEHIND_PROXY", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "monitor.apps.AdminConfig",  # the admin, discovered by monitor/urls.py
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -170,7 +171,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        # The one format of every process's lines (gunicorn's too).
+        "plain": {"format": LOG_FORMAT},
     },
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "plain"},
@@ -184,7 +186,12 @@ LOGGING = {
         "apprise": {"level": "WARNING"},
         # django-q logs a dozen routine INFO lines every 30 s in the tasks
         # process: WARNING, unless LOG_LEVEL is set explicitly.
-        "django-q": {"level": env.str("LOG_LEVEL", default="WARNING")},
+        # Its own handler otherwise, in a format of its own.
+        "django-q": {
+            "level": env.str("LOG_LEVEL", default="WARNING"),
+            "handlers": ["console"],
+            "propagate": False,
+        },
     },
 }
 
