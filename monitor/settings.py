@@ -366,6 +366,7 @@ ACCOUNT_LOGIN_METHODS = {"username", "email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "none"  # an invitation's link proved the address
 ACCOUNT_ADAPTER = "projects.teams.signin.AccountAdapter"
+ACCOUNT_FORMS = {"login": "projects.teams.signin.SignInForm"}
 SOCIALACCOUNT_ADAPTER = "projects.teams.signin.SocialAccountAdapter"
 # Failed sign-ins: 5 per 5 minutes per account, 20 a minute per address.
 ACCOUNT_RATE_LIMITS = {"login_failed": "20/m/ip,5/5m/key"}
