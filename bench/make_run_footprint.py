@@ -17,6 +17,7 @@ size on disk.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.server
 import os
 import re
@@ -45,6 +46,9 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=60, help="seconds idle")
     parser.add_argument("--projects", type=int, default=10)
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv")
+    parser.add_argument(
+        "--processes", action="store_true", help="also list each process's PSS"
+    )
     args = parser.parse_args()
 
     target = start_target()
@@ -72,6 +76,7 @@ def main() -> None:
     text = (ROOT / "Procfile.dev").read_text()
     procfile.write_text(text.replace("127.0.0.1:8000", f"127.0.0.1:{web}"))
 
+    log = folder / "honcho.log"  # the stack's output, kept for a look afterwards
     started = time.monotonic()
     honcho = subprocess.Popen(
         [
@@ -83,23 +88,31 @@ def main() -> None:
             "start",
         ],
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        cwd=ROOT,  # honcho's --app-root is not the processes' folder
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     try:
-        first_page = wait_for_page(f"http://127.0.0.1:{web}/accounts/login/") - started
+        first_page = wait_for_page(
+            f"http://127.0.0.1:{web}/accounts/login/", honcho, log
+        )
+        first_page -= started
         time.sleep(args.idle)
         rows = memory_by_role(honcho.pid)
+        each = memory_by_process(honcho.pid) if args.processes else []
     finally:
-        os.killpg(honcho.pid, signal.SIGINT)
+        with contextlib.suppress(ProcessLookupError):  # gone already
+            os.killpg(honcho.pid, signal.SIGINT)
         honcho.wait(timeout=60)
     print(machine())
     print(f"venv {args.venv}: {venv_megabytes(args.venv)} MB on disk")
-    print(f"first page {first_page:.1f} s after honcho started")
+    print(f"first page {first_page:.1f} s after honcho started; its log: {log}")
     workers = os.environ.get("Q_WORKERS", "default")
     print(f"Q_WORKERS={workers}, idle {args.idle:.0f} s, {args.projects} projects")
     print(markdown_table(rows))
+    if each:
+        print(markdown_table(each))
 
 
 def seed(count: int, target: str) -> str:
@@ -127,9 +140,15 @@ def start_target() -> str:
     return f"http://127.0.0.1:{server.server_port}/"
 
 
-def wait_for_page(url: str, timeout: float = 300) -> float:
+def wait_for_page(
+    url: str, honcho: subprocess.Popen, log: Path, timeout: float = 300
+) -> float:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if honcho.poll() is not None:
+            raise SystemExit(
+                f"the stack stopped before its first page:\n{log.read_text()}"
+            )
         try:
             with urllib.request.urlopen(url, timeout=5):
                 return time.monotonic()
@@ -161,6 +180,21 @@ def memory_by_role(root: int) -> list[dict]:
     rows.append(
         {"role": "total", "processes": processes, "PSS MiB": f"{pss / 1024:.1f}"}
     )
+    return rows
+
+
+def memory_by_process(root: int) -> list[dict]:
+    """One row a process: its PSS and the start of its command line."""
+    rows = []
+    for pid in process_tree(root):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        pss = smaps_rollup(pid).get("Pss", 0)
+        words = command.decode(errors="replace").split()
+        shown = " ".join([Path(words[0]).name, *words[1:4]])[:70] if words else "?"
+        rows.append({"pid": pid, "PSS MiB": f"{pss / 1024:.1f}", "command": shown})
     return rows
 
 

@@ -68,6 +68,8 @@ def parse_summaries(stdout: str) -> list[dict]:
     """Every poller's stopped line (one per child of --processes N)."""
     summaries = []
     for line in stdout.splitlines():
+        # A log line (monitor/log_format.py): the JSON follows "polling: ".
+        line = line.partition(" polling: ")[2] or line
         if line.startswith("{"):
             try:
                 summary = json.loads(line)

@@ -3,7 +3,9 @@
     .venv/bin/python bench/screenshots.py            # writes docs/images/*.png
     .venv/bin/python bench/screenshots.py --regions  # regions-*.png instead
     .venv/bin/python bench/screenshots.py --variants --out /tmp/shots
-        # each shot at 1280 and 390 px, light and dark: dashboard-390-dark.png ...
+        # the first hour's pages (sign-in, dashboard, project, heartbeat,
+        # incidents, poller, API key created, status page, subscribe), each
+        # at 1280 and 390 px, light and dark, as JPEG: dashboard-390-dark.jpg ...
 
 Builds a fresh SQLite database in a temporary folder (migrated, then a
 week of polls of a few demo projects: one down now with its incident open,
@@ -57,6 +59,12 @@ def main() -> None:
         action="store_true",
         help="every shot at 1280 and 390 px, light and dark (for a review)",
     )
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="WIDTH-SCHEME",
+        help="with --variants, only these (390-dark ...); again for more",
+    )
     args = parser.parse_args()
     shots = REGION_SHOTS if args.regions else SHOTS
     with tempfile.TemporaryDirectory(prefix="monitor-screens-") as folder:
@@ -64,19 +72,20 @@ def main() -> None:
         os.environ.update(env)
         run_manage(["migrate", "--noinput", "-v", "0"], env)
         run_manage(["collectstatic", "--noinput", "-v", "0"], env)
-        project_id = seed_regions() if args.regions else seed()
+        ids = seed_regions() if args.regions else seed()
         port = free_port()
         with Gunicorn(port, env):
             wait_until_serving(port)
             base = f"http://127.0.0.1:{port}"
             if not args.variants:
-                shoot(base, project_id, args.out, args.width, shots)
-            for width, scheme in VARIANTS if args.variants else ():
-                named = tuple(
-                    (name.replace(".png", f"-{width}-{scheme}.png"), range_)
-                    for name, range_ in shots
-                )
-                shoot(base, project_id, args.out, width, named, scheme)
+                shoot(base, ids["project"], args.out, args.width, shots)
+            variants = [
+                (width, scheme)
+                for width, scheme in VARIANTS
+                if not args.only or f"{width}-{scheme}" in args.only
+            ]
+            for width, scheme in variants if args.variants else ():
+                shoot_pages(base, first_hour_pages(ids), args.out, width, scheme)
     print(f"wrote {args.out}")
 
 
@@ -84,6 +93,28 @@ def main() -> None:
 SHOTS = (("dashboard.png", None), ("project.png", "7d"))
 REGION_SHOTS = (("regions-overview.png", None), ("regions-project.png", "1h"))
 VARIANTS = ((1280, "light"), (1280, "dark"), (390, "light"), (390, "dark"))
+# JPEG at this quality, and pages cut at this height (a long table's end
+# says nothing more), keep a before-and-after set of 72 shots to a few MB;
+# the text stays readable.
+JPEG_QUALITY = 50
+MAX_HEIGHT = 2400
+
+
+def first_hour_pages(ids: dict) -> list[tuple[str, str]]:
+    """The pages issue #42 names, in the order a newcomer meets them:
+    (file stem, path). The sign-in page is shot before signing in; "api-key"
+    is the admin's add form, submitted: the page that shows the new key."""
+    return [
+        ("login", "/accounts/login/"),
+        ("dashboard", "/"),
+        ("project", f"/projects/{ids['project']}/?range=7d"),
+        ("heartbeat", f"/projects/{ids['heartbeat']}/"),
+        ("incidents", "/incidents/"),
+        ("poller", "/poller/"),
+        ("api-key", ids["api_key_add"]),
+        ("status-page", "/status/acme/"),
+        ("subscribe", "/status/acme/subscribe/"),
+    ]
 
 
 def demo_environment(folder: Path) -> dict[str, str]:
@@ -118,9 +149,10 @@ def seed() -> int:
     django.setup()
     from django.contrib.auth import get_user_model
     from django.db import connections
+    from django.urls import reverse
     from django.utils import timezone
 
-    from projects.models import Incident, NotificationChannel, PollerNode
+    from projects.models import ApiKey, Incident, NotificationChannel, PollerNode
 
     get_user_model().objects.create_superuser(USERNAME, password=PASSWORD)
     now = timezone.now().replace(second=0, microsecond=0)
@@ -130,13 +162,6 @@ def seed() -> int:
         url="https://hooks.example.com/uptime",
         secret="whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
         is_default=True,
-    )
-    PollerNode.objects.create(
-        name="demo-poller",
-        host="127.0.0.1",
-        pid=os.getpid(),
-        started_at=now - timedelta(days=DAYS),
-        last_seen_at=timezone.now(),
     )
     rng = random.Random(27)
     week = DAYS * 24 * 60
@@ -174,8 +199,61 @@ def seed() -> int:
     legacy = add_project("legacy-admin", "https://old.example.com/", enabled=False)
     history(legacy, now - timedelta(days=2), rng, base_ms=320, outages=[], days=3)
     add_project("new-service", "https://new.example.com/health")
+    heartbeat = heartbeat_project(now)
+    status_page_of([checkout, payments, search, database])
+    api_key_add = reverse(f"admin:{ApiKey._meta.app_label}_apikey_add")
+    # Seen last, so that on a slow machine the poller is not yet "silent"
+    # when the pages are shot.
+    PollerNode.objects.create(
+        name="demo-poller",
+        host="127.0.0.1",
+        pid=os.getpid(),
+        started_at=now - timedelta(days=DAYS),
+        last_seen_at=timezone.now(),
+    )
     connections.close_all()
-    return payments.pk
+    return {
+        "project": payments.pk,
+        "heartbeat": heartbeat.pk,
+        "api_key_add": api_key_add,
+    }
+
+
+def heartbeat_project(now):
+    """A backup job's heartbeat: a ping an hour for the last day."""
+    from projects.housekeeping.rollups import rebuild_rollups
+    from projects.models import PollResult, Project, Status
+
+    project = Project.objects.create(
+        name="nightly-backup",
+        kind="heartbeat",
+        url="",
+        interval=1,
+        interval_unit="hours",
+    )
+    pings = [
+        PollResult(
+            project=project,
+            polled_at=now - timedelta(hours=hours, minutes=3),
+            status=Status.UP,
+            error_message=f"backup done: {40 + hours} GB",
+        )
+        for hours in range(1, 24)
+    ]
+    PollResult.objects.bulk_create(pings)
+    project.last_polled_at = pings[0].polled_at
+    project.last_status = project.state = Status.UP
+    project.save()
+    rebuild_rollups(project_ids=[project.pk])
+    return project
+
+
+def status_page_of(projects) -> None:
+    from projects.models import StatusPage, StatusPageSection
+
+    page = StatusPage.objects.create(title="Acme status", slug="acme")
+    section = StatusPageSection.objects.create(page=page, name="Shop and payments")
+    section.projects.set(projects)
 
 
 def seed_regions() -> int:
@@ -247,7 +325,7 @@ def seed_regions() -> int:
                 )
             store.save(batch)
     connections.close_all()
-    return checkout.pk
+    return {"project": checkout.pk}
 
 
 def resolved_incident(project, end, start: int, length: int) -> None:
@@ -366,11 +444,12 @@ class Gunicorn:
         self.process.wait(timeout=30)
 
 
-def wait_until_serving(port: int, seconds: float = 30) -> None:
+def wait_until_serving(port: int, seconds: float = 180) -> None:
+    # Generous: the first page loads every URL, slow on a busy machine.
     deadline = time.monotonic() + seconds
     while True:
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/", timeout=2)
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/", timeout=30)
             return
         except OSError:
             if time.monotonic() > deadline:
@@ -405,6 +484,45 @@ def shoot(
         # The top of the page: uptime, the chart, incidents and outages.
         page.set_viewport_size({"width": width, "height": 1180})
         page.screenshot(path=out / project)
+
+
+def shoot_pages(base: str, pages, out: Path, width: int, scheme: str) -> None:
+    """Each page, from the top down to MAX_HEIGHT, as <stem>-<width>-<scheme>.jpg."""
+    from tests.support.browser import chromium_context
+
+    out.mkdir(parents=True, exist_ok=True)
+    height = 844 if width < 600 else 800
+    with (
+        tempfile.TemporaryDirectory() as profile,
+        chromium_context(
+            profile,
+            viewport={"width": width, "height": height},
+            device_scale_factor=1,
+            color_scheme=scheme,
+        ) as context,
+    ):
+        page = context.new_page()
+        # A busy machine takes a while over a page with a week of polls.
+        page.set_default_timeout(120_000)
+        for stem, path in pages:
+            page.goto(base + path)
+            if stem == "api-key":
+                page.fill("#id_name", "deploys from CI")
+                with page.expect_navigation():
+                    page.click("input[name=_save]")
+            tall = page.evaluate("document.documentElement.scrollHeight")
+            page.screenshot(
+                path=out / f"{stem}-{width}-{scheme}.jpg",
+                full_page=True,
+                clip={"x": 0, "y": 0, "width": width, "height": min(tall, MAX_HEIGHT)},
+                type="jpeg",
+                quality=JPEG_QUALITY,
+            )
+            if stem == "login":
+                page.fill("#id_login", USERNAME)
+                page.fill("#id_password", PASSWORD)
+                with page.expect_navigation():
+                    page.press("#id_password", "Enter")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from monitor.csp import DEFAULT_POLICY
+from monitor.log_format import FORMAT as LOG_FORMAT
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -57,7 +58,7 @@ if env.bool("BEHIND_PROXY", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "monitor.apps.AdminConfig",  # the admin, discovered by monitor/urls.py
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -152,6 +153,9 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")
 USE_I18N = True
 USE_TZ = True
+# One way to write a date and time, with its zone, on every page and in the
+# admin: 2026-11-29 14:05:07 UTC (monitor/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["monitor.formats"]
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
@@ -167,7 +171,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        # The one format of every process's lines (gunicorn's too).
+        "plain": {"format": LOG_FORMAT},
     },
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "plain"},
@@ -181,7 +186,12 @@ LOGGING = {
         "apprise": {"level": "WARNING"},
         # django-q logs a dozen routine INFO lines every 30 s in the tasks
         # process: WARNING, unless LOG_LEVEL is set explicitly.
-        "django-q": {"level": env.str("LOG_LEVEL", default="WARNING")},
+        # Its own handler otherwise, in a format of its own.
+        "django-q": {
+            "level": env.str("LOG_LEVEL", default="WARNING"),
+            "handlers": ["console"],
+            "propagate": False,
+        },
     },
 }
 
@@ -356,6 +366,7 @@ ACCOUNT_LOGIN_METHODS = {"username", "email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "none"  # an invitation's link proved the address
 ACCOUNT_ADAPTER = "projects.teams.signin.AccountAdapter"
+ACCOUNT_FORMS = {"login": "projects.teams.signin.SignInForm"}
 SOCIALACCOUNT_ADAPTER = "projects.teams.signin.SocialAccountAdapter"
 # Failed sign-ins: 5 per 5 minutes per account, 20 a minute per address.
 ACCOUNT_RATE_LIMITS = {"login_failed": "20/m/ip,5/5m/key"}

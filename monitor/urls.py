@@ -5,6 +5,8 @@ from django.http import HttpRequest, HttpResponsePermanentRedirect
 from django.templatetags.static import static
 from django.urls import include, path
 
+# Only the web process needs the admin's modules (monitor/apps.py).
+admin.autodiscover()
 admin.site.site_header = "Uptime monitor"
 admin.site.site_title = "Uptime monitor"
 # One sign-in for everyone, second factor included: the admin's own login

@@ -10,13 +10,15 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Sequence
-
-import httpx
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 
 from polling.auth import control_token
 from polling.engine.status import PollerStatus
+
+if TYPE_CHECKING:
+    import httpx
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +57,10 @@ class ControlClient:
         return self._call("POST", "/scale", json=body) is not None
 
     def _call(self, method: str, path: str, **kwargs) -> dict | None:
+        # Here, not at the top: every process imports this module (the
+        # app's receivers), only the web process calls a poller.
+        import httpx
+
         try:
             response = _http().request(
                 method,
@@ -76,10 +82,14 @@ def _http() -> httpx.Client:
     # One client for the process: building one costs ~60 ms of CPU. No
     # proxies, .netrc or certificates from the environment: the bearer
     # token goes to the poller and nowhere else.
+    import httpx
+
     return httpx.Client(timeout=TIMEOUT_SECONDS, trust_env=False)
 
 
 def _describe(error: Exception) -> str:
+    import httpx
+
     if isinstance(error, httpx.HTTPStatusError):
         return f"HTTP {error.response.status_code} {error.response.text[:200]}"
     if isinstance(error, httpx.ConnectError):

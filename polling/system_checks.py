@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.checks import Error, register
 
-from polling.engine.blocked import parse_networks
 from polling.engine.config import MAX_CONCURRENT_LIMIT, MAX_SERVICE_CHECK_CONCURRENCY
 
 
@@ -18,7 +17,12 @@ def parse_bind(bind: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-@register()
+# runpoller runs the checks of this tag (and the models'), not every check:
+# the URLs' check would import every page and the admin into the poller.
+POLLER_CHECKS = "poller"
+
+
+@register(POLLER_CHECKS)
 def poller_settings_check(app_configs, **kwargs) -> list[Error]:
     errors = []
 
@@ -72,6 +76,11 @@ def poller_settings_check(app_configs, **kwargs) -> list[Error]:
         f"SERVICE_CHECK_CONCURRENCY must be from 1 to {MAX_SERVICE_CHECK_CONCURRENCY}.",
         "polling.E010",
     )
+    # Here, not at the top: this module loads in every process (the app's
+    # ready()), and the engine's module brings pycurl, which only the
+    # poller uses.
+    from polling.engine.blocked import parse_networks
+
     try:
         parse_networks(settings.POLL_BLOCKED_NETWORKS)
     except ValueError as error:

@@ -13,6 +13,7 @@ class ProjectsConfig(AppConfig):
         from projects.models import Membership, Project
         from projects.notifications.receivers import attach_default_channels
         from projects.system_checks import (
+            TASKS_CHECKS,
             daily_after_hourly_check,
             retention_settings_check,
             tasks_settings_check,
@@ -36,9 +37,9 @@ class ProjectsConfig(AppConfig):
                 sender=Membership,
                 dispatch_uid=f"projects.revoke_invitations_of_member.{name}",
             )
-        checks.register(tasks_settings_check)
-        checks.register(retention_settings_check)
-        checks.register(daily_after_hourly_check)
+        checks.register(tasks_settings_check, TASKS_CHECKS)
+        checks.register(retention_settings_check, TASKS_CHECKS)
+        checks.register(daily_after_hourly_check, TASKS_CHECKS)
         # Sent once for this app, after every app's migrations have run.
         post_migrate.connect(
             schedules.register_after_migrate,

@@ -6,6 +6,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.checks import Error
 
+# qcluster runs the checks of this tag (and the models'), not every check:
+# the URLs' check would import every page and the admin into the tasks
+# process.
+TASKS_CHECKS = "tasks"
+
 
 def tasks_settings_check(app_configs, **kwargs) -> list[Error]:
     errors = []

@@ -13,6 +13,16 @@ from tests.support.target_server import TargetServer
 _names = itertools.count(1)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def admin_discovered():
+    """The web process finds the admin's modules as it loads its URLs
+    (monitor/apps.py); tests that read the admin's registry before any
+    request or reverse() see every ModelAdmin too."""
+    from django.contrib import admin
+
+    admin.autodiscover()
+
+
 @pytest.fixture(autouse=True)
 def poller_syncs_sent():
     """Whatever a test handed to the pollers has gone out before the next

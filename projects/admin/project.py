@@ -12,6 +12,7 @@ from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from monitor.dates import when
 from projects.admin.as_code import as_code_urls
 from projects.admin.channel_actions import attach_channels, detach_channels
 from projects.admin.escalation import EscalationStepInline
@@ -327,7 +328,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             (
                 (
-                    f"{result.polled_at:%Y-%m-%d %H:%M:%S}",
+                    when(result.polled_at),
                     status_badge(result.status),
                     result.status_code or "-",
                     "-"

@@ -17,6 +17,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from monitor.dates import when
 from projects.models import Role
 from projects.teams.audit import Actor, entries_for, record, snapshot
 from projects.teams.forms import team_form
@@ -174,7 +175,7 @@ def audit_table(entries) -> SafeString | str:
         "<tr><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td></tr>",
         (
             (
-                f"{entry.at:%Y-%m-%d %H:%M:%S}",
+                when(entry.at),
                 entry.actor_name,
                 entry.via,
                 entry.get_action_display(),

@@ -8,6 +8,6 @@ class ApiConfig(AppConfig):
     name = "projects.api"
     label = "api"
     verbose_name = "API"
-
-    def ready(self) -> None:
-        from projects.api import schema  # noqa: F401 - registers the key scheme
+    # The schema module (and drf-spectacular with it) is imported by the
+    # URLs that serve the schema (urls.py), not here: the poller and the
+    # tasks process never describe the API.

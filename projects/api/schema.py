@@ -1,5 +1,5 @@
 """How the OpenAPI schema describes the API (the schema class and the API
-key's scheme, loaded by ApiConfig).
+key's scheme, loaded by the API's URLs).
 
 Two things drf-spectacular does not do by itself:
 

@@ -3,6 +3,7 @@ from rest_framework.routers import SimpleRouter
 
 from django.urls import path
 
+from projects.api import schema  # noqa: F401 - registers the key scheme
 from projects.api.views.catalog import MaintenanceWindowViewSet, TagViewSet
 from projects.api.views.channels import ChannelViewSet
 from projects.api.views.incidents import IncidentViewSet

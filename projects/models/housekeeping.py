@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from monitor.dates import when
+
 
 class HousekeepingRun(models.Model):
     """One run of a housekeeping job, for the poller page and the admin:
@@ -27,7 +29,7 @@ class HousekeepingRun(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.job} at {self.started_at:%Y-%m-%d %H:%M:%S}"
+        return f"{self.job} at {when(self.started_at)}"
 
     @property
     def duration_seconds(self) -> float | None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from monitor.dates import when
 from projects.models.project import MAX_ERROR_MESSAGE_LENGTH, Project
 
 
@@ -79,4 +80,4 @@ class Incident(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.project} {self.kind} since {self.started_at:%Y-%m-%d %H:%M}"
+        return f"{self.project} {self.kind} since {when(self.started_at)}"

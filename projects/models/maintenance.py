@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from monitor.dates import when
 from projects.models.project import Project
 from projects.models.teams import team_field
 
@@ -108,7 +109,7 @@ class MaintenanceWindow(models.Model):
     def schedule_display(self) -> str:
         """The schedule as people say it: "Sun 02:00-04:00 Europe/Berlin"."""
         if self.repeat == self.Repeat.ONCE:
-            return f"{self.starts_at:%Y-%m-%d %H:%M} to {self.ends_at:%Y-%m-%d %H:%M}"
+            return f"{when(self.starts_at)} to {when(self.ends_at)}"
         days = ", ".join(WEEKDAYS[day][:3] for day in sorted(self.weekdays))
         return f"{days} {self.start_time:%H:%M}-{self.end_time:%H:%M} {self.time_zone}"
 

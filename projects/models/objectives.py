@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from monitor.dates import when
 from projects.models.notifications import NotificationChannel
 from projects.models.project import Project
 from projects.models.tags import Tag
@@ -151,4 +152,4 @@ class ObjectiveAlert(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.objective} {self.rule} since {self.started_at:%Y-%m-%d %H:%M}"
+        return f"{self.objective} {self.rule} since {when(self.started_at)}"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from monitor.dates import when
+
 
 class PollerNode(models.Model):
     """One runpoller process, as its last check-in described it.
@@ -120,4 +122,4 @@ class MonitorOutage(models.Model):
         ordering = ["-started_at"]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} since {self.started_at:%Y-%m-%d %H:%M}"
+        return f"{self.get_kind_display()} since {when(self.started_at)}"

@@ -4,6 +4,7 @@ from datetime import UTC, date, datetime, time
 
 from django.db import models
 
+from monitor.dates import when
 from projects.models.fields import BucketCodesField, StatusField
 from projects.models.indexes import TimeIndex
 from projects.models.project import Project, Status
@@ -60,7 +61,7 @@ class PollFields(models.Model):
         abstract = True
 
     def __str__(self) -> str:
-        return f"{self.project_id} {self.status} at {self.polled_at:%Y-%m-%d %H:%M:%S}"
+        return f"{self.project_id} {self.status} at {when(self.polled_at)}"
 
     @property
     def phases(self) -> list[tuple[str, int]]:

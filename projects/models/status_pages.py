@@ -21,6 +21,7 @@ from django.dispatch import receiver
 from django.urls import reverse
 from django.utils import timezone
 
+from monitor.dates import when
 from projects.models.incidents import Incident
 from projects.models.notifications import NotificationChannel
 from projects.models.project import Project
@@ -197,7 +198,7 @@ class StatusUpdate(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_status_display()} at {self.created_at:%Y-%m-%d %H:%M}"
+        return f"{self.get_status_display()} at {when(self.created_at)}"
 
 
 class Subscriber(models.Model):
@@ -268,7 +269,7 @@ class AnnouncementCursor(models.Model):
     position = models.DateTimeField()
 
     def __str__(self) -> str:
-        return f"{self.name} up to {self.position:%Y-%m-%d %H:%M:%S}"
+        return f"{self.name} up to {when(self.position)}"
 
 
 @receiver(post_delete, sender=Subscriber, dispatch_uid="subscriber_channel")

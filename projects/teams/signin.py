@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from allauth.account.adapter import DefaultAccountAdapter
+from allauth.account.forms import LoginForm
 from allauth.core import context as allauth_context
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 
@@ -99,3 +100,14 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
 def domain_allowed(email: str) -> bool:
     domain = email.rpartition("@")[2].lower()
     return bool(domain) and domain in settings.OIDC_ALLOWED_DOMAINS
+
+
+class SignInForm(LoginForm):
+    """allauth's sign-in form, its labels in the app's words ("Login",
+    "Remember Me" were allauth's)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["login"].label = "Username or e-mail"
+        if "remember" in self.fields:
+            self.fields["remember"].label = "Remember me"

@@ -9,6 +9,8 @@
      says so (aria-live); a quiet update says nothing.
    - "Pause updates" stops the rounds until "Resume updates".
    - Without JavaScript the page has a plain "Refresh" link.
+   - "Updated <when>" shows the fresh page's own time, written by the
+     server in the one date format of every page.
    Loaded from /static/ with no inline script, as the CSP requires. */
 (function () {
   "use strict";
@@ -95,7 +97,14 @@
     if (fresh.title) document.title = fresh.title;
     var after = summaries(document);
     if (after && after !== before) say(after);
-    if (stamp) stamp.textContent = "Updated " + new Date().toLocaleTimeString() + ".";
+    if (stamp) stamp.textContent = "Updated " + rendered(fresh) + ".";
+  }
+
+  // When the server made the page, as it writes every date (with the
+  // site's zone): the script formats no date itself.
+  function rendered(page) {
+    var fresh = page.querySelector("[data-live-controls]");
+    return (fresh || controls).getAttribute("data-live-rendered");
   }
 
   function round() {

@@ -104,8 +104,9 @@ def test_a_second_signal_exits_at_once(target_server):
 
 
 def stopped_summary(out: str) -> dict:
-    [line] = [line for line in out.splitlines() if line.startswith('{"event"')]
-    return json.loads(line)
+    # A log line: the JSON follows the logger's name.
+    [line] = [line for line in out.splitlines() if ' polling: {"event"' in line]
+    return json.loads(line.partition(" polling: ")[2])
 
 
 def test_it_prints_its_final_status_as_one_json_line(target_server):

@@ -3,15 +3,20 @@ from __future__ import annotations
 import logging
 from dataclasses import fields
 
+from django.core.checks import Tags
 from django.core.management.base import BaseCommand, CommandError
 
+from monitor.log_format import as_log_line
 from polling.run.options import CannotRun, RunOptions
 from polling.run.parent import run_parent
 from polling.run.poller import run_poller
+from polling.system_checks import POLLER_CHECKS
 
 
 class Command(BaseCommand):
     help = "Poll every enabled project at its interval and save every result."
+    # Not every check: the URLs' would import every page into the poller.
+    requires_system_checks = [Tags.models, POLLER_CHECKS]
 
     def add_arguments(self, parser) -> None:
         parser.add_argument(
@@ -43,6 +48,11 @@ class Command(BaseCommand):
             help="do not serve the control endpoint",
         )
 
+    def say(self, line: str) -> None:
+        """A line for the operator, in the log's one format (the JSON
+        summary too: tools find it after "polling: ")."""
+        self.stdout.write(as_log_line("polling", line))
+
     def handle(self, *args, processes: int, **options) -> str:
         names = [field.name for field in fields(RunOptions)]
         run_options = RunOptions(**{name: options[name] for name in names})
@@ -50,7 +60,7 @@ class Command(BaseCommand):
             logging.getLogger().setLevel(run_options.log_level)
         try:
             if processes != 1:
-                return run_parent(processes, run_options)
-            return run_poller(run_options, self.stdout.write)
+                return as_log_line("polling", run_parent(processes, run_options))
+            return as_log_line("polling", run_poller(run_options, self.say))
         except CannotRun as error:
             raise CommandError(str(error)) from error

@@ -7,11 +7,6 @@ from __future__ import annotations
 
 from urllib.parse import SplitResult, parse_qs, unquote
 
-import dns.exception
-import dns.name
-import dns.rdata
-import dns.rdatatype
-
 from django.core.exceptions import ValidationError
 
 from projects.checks.kinds.kind import CheckKind
@@ -60,6 +55,12 @@ def normalized_answers(rdtype: str, text: str) -> tuple[str, ...]:
     """The expected answers, one a line, as the record's text in the form
     answers are read in (names absolute); raises ValueError naming the
     line that is not a record of the type."""
+    # Here, not at the top: the models import this module, and every
+    # process (the web's, the tasks') would hold dnspython for nothing.
+    import dns.exception
+    import dns.name
+    import dns.rdata
+
     answers = []
     for number, line in enumerate(text.splitlines(), start=1):
         line = line.strip()

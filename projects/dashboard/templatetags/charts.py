@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from django import template
 from django.utils import timezone
 
+from monitor.dates import when
 from projects.dashboard.queries.ranges import DAY, TimeRange
 from projects.dashboard.queries.response_times import Bucket
 
@@ -253,8 +254,7 @@ def _span(bucket: Bucket, scale: Scale, width: timedelta) -> tuple[float, float]
 
 
 def _bucket_title(bucket: Bucket) -> str:
-    when = timezone.localtime(bucket.start)
-    parts = [f"{when:%Y-%m-%d %H:%M}"]
+    parts = [when(bucket.start)]
     if bucket.avg_ms is not None:
         parts.append(f"average {bucket.avg_ms:.0f} ms, maximum {bucket.max_ms} ms")
     if bucket.phases is not None:

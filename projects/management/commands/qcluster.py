@@ -23,7 +23,11 @@ from django_q.cluster import Cluster
 from django_q.signals import post_spawn
 
 from django.conf import settings
+from django.core.checks import Tags
 from django.core.management.base import BaseCommand, CommandError
+
+from monitor.log_format import as_log_line
+from projects.system_checks import TASKS_CHECKS
 
 STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 # How often to check that the cluster is still alive while waiting.
@@ -32,6 +36,9 @@ CHECK_SECONDS = 5
 
 class Command(BaseCommand):
     help = "Runs the background tasks (django-q2) until SIGTERM or SIGINT."
+    # Not every check: the URLs' would import every page into the tasks
+    # process and, before it forks, into each of its workers.
+    requires_system_checks = [Tags.models, TASKS_CHECKS]
 
     def handle(self, *args, **options) -> str:
         settings.SECRET_KEY  # noqa: B018 - tasks are signed with it: fail early
@@ -41,11 +48,15 @@ class Command(BaseCommand):
             cluster = Cluster()
             cluster.start()
             received = wait_for_stop_signal(cluster)
-            self.stdout.write(f"{signal.strsignal(received)}: finishing tasks in hand.")
+            self.stdout.write(
+                as_log_line(
+                    "tasks", f"{signal.strsignal(received)}: finishing tasks in hand."
+                )
+            )
             cluster.stop()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked_before)
-        return "Stopped."
+        return as_log_line("tasks", "Stopped.")
 
 
 def wait_for_stop_signal(cluster: Cluster) -> int:
