@@ -1,5 +1,5 @@
-"""One DNS query on a socket of the poller's own: dnspython builds and
-reads the messages, the engine's epoll loop waits (sockets.py). Over UDP,
+"""One DNS query on a socket of the poller's own, the engine's epoll loop
+waiting (sockets.py); the messages in wire form (dns_wire.py). Over UDP,
 or over TCP (RFC 7766: a two-byte length before each message), which a
 caller uses after a truncated UDP answer."""
 
@@ -9,9 +9,7 @@ import socket
 import struct
 from dataclasses import dataclass
 
-import dns.exception
-import dns.message
-
+from polling.engine.dns_wire import BadReply, Question, Reply, new_id, read_reply
 from polling.engine.sockets import (
     IN,
     OUT,
@@ -28,7 +26,7 @@ MAX_UDP_MESSAGE = 65535
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    message: dns.message.Message
+    reply: Reply
     elapsed_ms: int
 
 
@@ -37,13 +35,13 @@ def family_of(address: str) -> int:
 
 
 class DnsQuery(SocketExchange):
-    """Send `query` to (address, port) and wait for its answer; finish()
+    """Ask `question` of (address, port) and wait for its answer; finish()
     returns an Answer. Answers that do not match the query (another id,
     another question) are ignored, as a spoofing guard."""
 
     def __init__(
         self,
-        query: dns.message.Message,
+        question: Question,
         address: str,
         port: int,
         *,
@@ -56,10 +54,11 @@ class DnsQuery(SocketExchange):
         super().__init__(
             sock, timeout_seconds=timeout_seconds, shown_timeout=shown_timeout
         )
-        self.query = query
+        self.question = question
+        self.query_id = new_id()
         self.tcp = tcp
         self._buffer = b""
-        wire = query.to_wire()
+        wire = question.query(self.query_id)
         try:
             if tcp:
                 self._wire = struct.pack("!H", len(wire)) + wire
@@ -99,13 +98,11 @@ class DnsQuery(SocketExchange):
 
     def _answer(self, data: bytes) -> bool:
         try:
-            # A truncated answer is read as far as it goes; its TC flag says
-            # to ask again over TCP.
-            message = dns.message.from_wire(data, ignore_trailing=True)
-        except (dns.exception.DNSException, ValueError):
+            reply = read_reply(data, self.query_id, self.question)
+        except BadReply:
             return self.fail("invalid DNS answer")
-        if not self.query.is_response(message):
+        if reply is None:
             return False
-        self.result = Answer(message, self.elapsed_ms)
+        self.result = Answer(reply, self.elapsed_ms)
         self.done = True
         return True

@@ -17,12 +17,12 @@ import time
 from collections.abc import Generator
 from typing import Any
 
-import dns.message
 import dns.rcode
 import dns.rdatatype
 import dns.resolver
 
 from polling.engine.dns_query import DnsQuery
+from polling.engine.dns_wire import Question
 from polling.engine.sockets import SocketFailed
 
 HOSTS_FILE = "/etc/hosts"
@@ -88,19 +88,14 @@ def lookup(host: str, deadline: float) -> Generator[Any, Any, list[str]]:
         left = deadline - time.monotonic()
         if left <= 0:
             break
-        query = dns.message.make_query(host.rstrip(".") + ".", rdtype)
+        question = Question(host.rstrip(".") + ".", rdtype)
         try:
-            answer = yield DnsQuery(query, *nameserver(), timeout_seconds=left)
+            answer = yield DnsQuery(question, *nameserver(), timeout_seconds=left)
         except SocketFailed:
             break
-        if answer.message.rcode() == dns.rcode.NXDOMAIN:
+        if answer.reply.rcode() == dns.rcode.NXDOMAIN:
             break
-        addresses = [
-            record.address
-            for rrset in answer.message.answer
-            if rrset.rdtype == rdtype
-            for record in rrset
-        ]
+        addresses = answer.reply.answers(rdtype)
         if addresses:
             return addresses
     raise LookupFailed(f"DNS lookup failed for {host}")

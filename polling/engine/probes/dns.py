@@ -9,6 +9,7 @@ resolver's AD flag too. The query time is the poll's response time."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Generator
 from datetime import datetime
@@ -16,11 +17,11 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import dns.flags
-import dns.message
 import dns.rcode
 import dns.rdatatype
 
 from polling.engine.dns_query import DnsQuery
+from polling.engine.dns_wire import Question, Reply
 from polling.engine.lookup import nameserver
 from polling.engine.probes.addressing import Unreachable, address_of
 from polling.engine.probes.outcomes import Trace, outcome
@@ -31,6 +32,9 @@ from polling.engine.types import Outcome, Target, Task
 SCHEMES = ("dns",)
 DEFAULT_PORT = 53
 SHOWN_ANSWERS = 5
+# URLs whose parts are kept, read once: a poller's DNS checks, polled again
+# and again.
+MAX_KEPT_URLS = 65536
 
 
 class BadUrl(Exception):
@@ -54,20 +58,18 @@ def poll_steps(
             resolver = yield from address_of(handle, target, resolver, deadline)
         except Unreachable as failed:
             return outcome(task, started_at, Trace(), None, failed.reason)
-    query = dns.message.make_query(name, rdtype, want_dnssec=target.dns_dnssec)
-    if target.dns_dnssec:
-        query.flags |= dns.flags.AD
+    question = Question(name, rdtype, target.dns_dnssec)
     try:
-        answer = yield _ask(query, resolver, port, deadline, target, tcp=False)
+        answer = yield _ask(question, resolver, port, deadline, target, tcp=False)
         spent = answer.elapsed_ms
-        if answer.message.flags & dns.flags.TC:
-            answer = yield _ask(query, resolver, port, deadline, target, tcp=True)
+        if answer.reply.flags & dns.flags.TC:
+            answer = yield _ask(question, resolver, port, deadline, target, tcp=True)
             spent += answer.elapsed_ms
     except SocketFailed as failed:
         return outcome(
             task, started_at, Trace(), None, _no_answer(failed, resolver, port)
         )
-    message = answer.message
+    message = answer.reply
     reason = judge(target, message, name, rdtype)
     return outcome(
         task,
@@ -80,6 +82,7 @@ def poll_steps(
     )
 
 
+@functools.lru_cache(maxsize=MAX_KEPT_URLS)
 def parse_url(url: str) -> tuple[str | None, int, str, int]:
     """(resolver or None, port, absolute name, type) of a dns:// URL."""
     parts = urlsplit(url)
@@ -91,7 +94,7 @@ def parse_url(url: str) -> tuple[str | None, int, str, int]:
     return parts.hostname, parts.port or DEFAULT_PORT, name + ".", rdtype
 
 
-def judge(target: Target, message: dns.message.Message, name: str, rdtype) -> str:
+def judge(target: Target, message: Reply, name: str, rdtype) -> str:
     """Why the answer counts as down; "" when it is up."""
     rcode = dns.rcode.to_text(message.rcode())
     if rcode != target.dns_rcode:
@@ -124,21 +127,22 @@ def judge(target: Target, message: dns.message.Message, name: str, rdtype) -> st
     return ""
 
 
-def answers(message: dns.message.Message, rdtype) -> list[str]:
+def answers(message: Reply, rdtype) -> list[str]:
     """The answers of the type asked, as text (names absolute), in order."""
-    return [
-        record.to_text()
-        for rrset in message.answer
-        if rrset.rdtype == rdtype
-        for record in rrset
-    ]
+    return message.answers(rdtype)
 
 
 def _ask(
-    query, resolver: str, port: int, deadline: float, target: Target, *, tcp: bool
+    question: Question,
+    resolver: str,
+    port: int,
+    deadline: float,
+    target: Target,
+    *,
+    tcp: bool,
 ) -> DnsQuery:
     return DnsQuery(
-        query,
+        question,
         resolver,
         port,
         timeout_seconds=max(deadline - time.monotonic(), 0.001),
@@ -154,7 +158,7 @@ def _no_answer(failed: SocketFailed, resolver: str, port: int) -> str:
     return f"no answer from {server}: {failed.message}"
 
 
-def _summary(message: dns.message.Message, rdtype) -> str:
+def _summary(message: Reply, rdtype) -> str:
     found = sorted(answers(message, rdtype))
     rcode = dns.rcode.to_text(message.rcode())
     return f"{rcode}: {_list(found)}" if found else rcode
