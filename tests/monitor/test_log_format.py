@@ -15,6 +15,7 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,9 @@ from tests.support.waiting import wait_until
 from tests.support.web_process import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+# Three processes importing Django side by side start slowly on a loaded
+# 2-core machine; the waits below give each step up to STARTUP_SECONDS.
+STARTUP_SECONDS = 180
 
 ONE_FORMAT = re.compile(
     r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} "
@@ -53,6 +57,14 @@ class Stack:
             # django-q2's INFO lines too ("Q Cluster ... starting").
             LOG_LEVEL="INFO",
             PATH=f"{bin_folder}{os.pathsep}{os.environ['PATH']}",
+        )
+        # As `make run` does first: without collected static files the
+        # web process warns (in Python's format) and cannot render a page.
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+            cwd=ROOT,
+            env=env,
+            check=True,
         )
         self.process = subprocess.Popen(
             [
@@ -86,10 +98,13 @@ class Stack:
         )
 
     def page_answers(self) -> bool:
-        url = f"http://127.0.0.1:{self.web}/accounts/login/"
+        """The web process answers (a ping for no project: 404)."""
+        url = f"http://127.0.0.1:{self.web}/ping/{uuid.uuid4()}"
         try:
             with urllib.request.urlopen(url, timeout=5):
                 return True
+        except urllib.error.HTTPError:
+            return True
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             return False
 
@@ -103,18 +118,50 @@ class Stack:
         self.reader.join(timeout=10)
 
     def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+        """honcho starts each process in a session of its own: killing
+        honcho's group alone would leave them polling the next test's
+        database, so every descendant goes too."""
+        if self.process.poll() is not None:
+            return
+        for pid in [*_descendants(self.process.pid), self.process.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every process under `pid`, children first read from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # The parent is the field after the state, which follows the
+            # command name's closing parenthesis.
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+@pytest.mark.timeout(4 * STARTUP_SECONDS)
 def test_every_process_logs_in_one_format_up_to_its_stop(tmp_path):
     stack = Stack(tmp_path)
     try:
-        wait_until(stack.page_answers, timeout=180)
-        wait_until(lambda: stack.said("worker", "Poller started"), timeout=180)
-        wait_until(lambda: stack.said("tasks", "Q Cluster"), timeout=180)
+        wait_until(stack.page_answers, timeout=STARTUP_SECONDS)
+        wait_until(
+            lambda: stack.said("worker", "Poller started"), timeout=STARTUP_SECONDS
+        )
+        wait_until(lambda: stack.said("tasks", "Q Cluster"), timeout=STARTUP_SECONDS)
     except BaseException:
         stack.kill()
+        print("\n".join(stack.lines))  # what the stack said, for the report
         raise
     stack.interrupt()
 
