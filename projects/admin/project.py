@@ -140,6 +140,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
         "consecutive_failures",
         "failing_since",
         "tls_expires_at",
+        "domain_expires_at",
         "recent_results",
         "badge_urls",
         "header_names",
@@ -224,7 +225,10 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
             "Every kind",
             {
                 "classes": ["collapse"],
-                "fields": ["max_response_time_ms", "tls_expiry_warning_days"],
+                "fields": [
+                    "max_response_time_ms",
+                    ("tls_expiry_warning_days", "domain_expiry_warning_days"),
+                ],
             },
         ),
         ("Tags", {"classes": ["collapse"], "fields": ["tags"]}),
@@ -249,6 +253,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
                     "consecutive_failures",
                     "failing_since",
                     "tls_expires_at",
+                    "domain_expires_at",
                     "recent_results",
                 ]
             },
