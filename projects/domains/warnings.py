@@ -52,9 +52,8 @@ class WarningLedger:
     sentences: dict[int, str] = field(default_factory=dict)
 
     def __str__(self) -> str:
-        return (
-            f"{len(self.opened)} domain warnings opened, {len(self.resolved)} resolved"
-        )
+        opened, resolved = len(self.opened), len(self.resolved)
+        return f"domain warnings: {opened} opened, {resolved} resolved"
 
 
 def warn_of_domains(now: datetime | None = None) -> WarningLedger:
