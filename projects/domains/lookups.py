@@ -97,12 +97,14 @@ def look_up_due(
             if deadline is not None and time.monotonic() > deadline:
                 run.finished = False
                 break
-            if _claim(pk, due_at, now):
+            if claim(pk, due_at, now):
                 _look_up(registry, pk, domain, now, run)
     return run
 
 
-def _claim(pk: int, due_at: datetime, now: datetime) -> bool:
+def claim(pk: int, due_at: datetime, now: datetime) -> bool:
+    """Whether this run may ask about the row due at `due_at`: it moves the
+    row's next check on by CLAIM_FOR, unless another run already did."""
     claimed = DomainRegistration.objects.filter(pk=pk, next_check_at=due_at)
     # 0 rows: another run got there first.
     return claimed.update(next_check_at=now + CLAIM_FOR) == 1

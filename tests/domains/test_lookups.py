@@ -12,7 +12,7 @@ from projects.domains.client import rdap_client
 from projects.domains.lookups import (
     CLAIM_FOR,
     RETRY_AFTER,
-    _claim,
+    claim,
     keep_rows_for,
     look_up_due,
 )
@@ -234,7 +234,7 @@ def test_a_due_row_is_claimed_by_one_run_only(watch, now):
     keep_rows_for(["example.com"], now)
     due_at = row("example.com").next_check_at
 
-    assert _claim(row("example.com").pk, due_at, now) is True
+    assert claim(row("example.com").pk, due_at, now) is True
     # A second run read the same due time before the first claimed it.
-    assert _claim(row("example.com").pk, due_at, now) is False
+    assert claim(row("example.com").pk, due_at, now) is False
     assert row("example.com").next_check_at == now + CLAIM_FOR
