@@ -4,8 +4,11 @@ date and project, notified once, resolved when the date moves."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from io import StringIO
 
 import pytest
+
+from django.core.management import call_command
 
 from projects.domains.lookups import keep_rows_for, look_up_due
 from projects.domains.tasks import check_domains
@@ -202,3 +205,14 @@ def test_the_task_looks_up_and_warns_in_one_run(rdap, shop):
         "domains: 1 looked up, 0 failed; domain warnings: 1 opened, 0 resolved"
     )
     assert Project.objects.get().domain_expires_at is not None
+
+
+def test_the_command_runs_the_same_step(rdap, shop):
+    rdap.register("example.co.uk", expires=iso(datetime.now().astimezone() + 3 * DAY))
+    out = StringIO()
+
+    call_command("check_domains", stdout=out)
+
+    assert out.getvalue() == (
+        "domains: 1 looked up, 0 failed; domain warnings: 1 opened, 0 resolved\n"
+    )
