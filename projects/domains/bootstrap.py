@@ -11,6 +11,7 @@ elsewhere (a mirror, or a test's server).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from projects.domains.errors import LookupFailed
 
@@ -63,5 +64,5 @@ def _preferred_url(urls: list) -> str | None:
     urls = [url for url in urls if isinstance(url, str) and "://" in url]
     if not urls:
         return None
-    url = next((u for u in urls if u.lower().startswith("https://")), urls[0])
+    url = next((u for u in urls if urlsplit(u).scheme.lower() == "https"), urls[0])
     return url if url.endswith("/") else url + "/"
