@@ -311,6 +311,14 @@ STATUS_SUBSCRIBE_RATE_LIMIT = env.int("STATUS_SUBSCRIBE_RATE_LIMIT", default=5)
 # a public form must not make this server call into its own network).
 STATUS_WEBHOOK_ALLOW_PRIVATE = env.bool("STATUS_WEBHOOK_ALLOW_PRIVATE", default=False)
 
+# Domain expiry warnings (docs/checks.md#domain-registration-expiry): the
+# RDAP bootstrap file (RFC 9224) that names each TLD's registry service.
+# The tasks process reads it on each hourly run that has a domain to look
+# up; point it at a mirror where the monitor cannot reach IANA.
+RDAP_BOOTSTRAP_URL = env.str(
+    "RDAP_BOOTSTRAP_URL", default="https://data.iana.org/rdap/dns.json"
+)
+
 # Teams
 # Where the checks and the webhook and Apprise channels of a team not
 # marked trusted may never connect, at save time and at every connection

@@ -9,6 +9,7 @@ class ProjectsConfig(AppConfig):
 
     def ready(self) -> None:
         from projects import schedules
+        from projects.domains.receivers import follow_watched_domain
         from projects.incidents.certificates import resolve_when_https_left
         from projects.models import Membership, Project
         from projects.notifications.receivers import attach_default_channels
@@ -28,6 +29,11 @@ class ProjectsConfig(AppConfig):
             resolve_when_https_left,
             sender=Project,
             dispatch_uid="projects.resolve_when_https_left",
+        )
+        post_save.connect(
+            follow_watched_domain,
+            sender=Project,
+            dispatch_uid="projects.follow_watched_domain",
         )
         from projects.teams.invitations import revoke_invitations_of_member
 

@@ -130,6 +130,14 @@ SCHEDULES: list[ScheduledJob] = [
         schedule_type=Schedule.MINUTES,
         minutes=1,
     ),
+    # Domain registrations (RDAP): hourly, so a new domain or a failed
+    # lookup waits an hour at most; each domain is asked once a day.
+    ScheduledJob(
+        name="check domain registrations",
+        func="projects.domains.tasks.check_domains",
+        schedule_type=Schedule.HOURLY,
+        at=time(0, 13),
+    ),
     # Hourly, so each run deletes about an hour of polls.
     ScheduledJob(
         "prune_results",

@@ -141,6 +141,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
         "consecutive_failures",
         "failing_since",
         "tls_expires_at",
+        "domain_expires_at",
         "recent_results",
         "badge_urls",
         "header_names",
@@ -225,7 +226,10 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
             "Every kind",
             {
                 "classes": ["collapse"],
-                "fields": ["max_response_time_ms", "tls_expiry_warning_days"],
+                "fields": [
+                    "max_response_time_ms",
+                    ("tls_expiry_warning_days", "domain_expiry_warning_days"),
+                ],
             },
         ),
         ("Tags", {"classes": ["collapse"], "fields": ["tags"]}),
@@ -250,6 +254,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
                     "consecutive_failures",
                     "failing_since",
                     "tls_expires_at",
+                    "domain_expires_at",
                     "recent_results",
                 ]
             },

@@ -31,6 +31,7 @@ BADGES = (
     "uptime-90d.svg",
     "response-time.svg",
     "certificate.svg",
+    "domain.svg",
     "shields.json",
 )
 

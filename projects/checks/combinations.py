@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 
+from projects.checks.domain_names import domain_problem, target_host
 from projects.checks.expectations import (
     is_number,
     normalized_status_codes,
@@ -48,11 +49,16 @@ def coerce_field_values(instance) -> bool:
 
 def combination_errors(project) -> dict[str, str]:
     """{field name: message} for every option the others rule out."""
-    errors: dict[str, str] = {}
+    errors: dict[str, str] = _domain_errors(project)
     if project.is_heartbeat:
-        return {**_other_kinds_options(project, None), **_heartbeat_errors(project)}
+        errors.update(_other_kinds_options(project, None))
+        return {**errors, **_heartbeat_errors(project)}
     if project.is_flow:
-        return {**_other_kinds_options(project, None), **_flow_errors(project)}
+        return {
+            **errors,
+            **_other_kinds_options(project, None),
+            **_flow_errors(project),
+        }
     kind = kind_of(project.url) if project.url else None
     errors.update(_other_kinds_options(project, kind))
     errors.update(_reply_errors(project, kind))
@@ -89,6 +95,26 @@ _THIS_IS_HEARTBEAT = "this is a heartbeat project"
 
 def _a(label: str) -> str:
     return ("an " if label[0] in "AEFHILMNORSX" else "a ") + label
+
+
+NO_DOMAIN = "No domain registration to watch: {problem}; leave this empty."
+
+
+def _domain_errors(project) -> dict[str, str]:
+    """A domain expiry warning needs a host name under a public suffix."""
+    if project.domain_expiry_warning_days is None:
+        return {}
+    if project.is_heartbeat:
+        problem = "a heartbeat project has no host name"
+    elif project.is_flow:
+        problem = "a flow has no URL of its own"
+    elif not project.url or kind_of(project.url) is None:
+        return {}  # the URL's own error says what is wrong
+    else:
+        problem = domain_problem(target_host(project.url))
+    if not problem:
+        return {}
+    return {"domain_expiry_warning_days": NO_DOMAIN.format(problem=problem)}
 
 
 def _reply_errors(project, kind) -> dict[str, str]:

@@ -19,8 +19,9 @@ from django.views.decorators.gzip import gzip_page
 from projects.dashboard.banners import monitor_banners, setup_hints
 from projects.dashboard.heartbeats import heartbeat_detail
 from projects.dashboard.params import positive_int
-from projects.dashboard.queries.certificates import expiring_certificates
+from projects.dashboard.queries.certificates import expiring_soon
 from projects.dashboard.queries.deliveries import DELIVERIES_SHOWN, recent_deliveries
+from projects.dashboard.queries.domains import watched_registration
 from projects.dashboard.queries.flow_steps import flow_view
 from projects.dashboard.queries.history import poll_history
 from projects.dashboard.queries.incidents import project_incidents
@@ -79,6 +80,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     _add_uptime_and_recent_polls(page.object_list, now, maintenance)
     add_region_dots(page.object_list, now)
     counts = state_counts(team=team, maintained=maintained, tag=tag)
+    expiring = expiring_soon(team)
     context = {
         "page": page,
         "counts": [(s.value, s.label, counts[s]) for s in State],
@@ -89,7 +91,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         "ranges": OVERVIEW_RANGES,
         "banners": monitor_banners(),
         "hints": setup_hints(team=team, has_projects=any(counts.values())),
-        "certificates": expiring_certificates(team),
+        "certificates": expiring.certificates,
+        "domains": expiring.domains,
         "now": now,
     }
     return render(request, "projects/overview.html", context)
@@ -160,6 +163,7 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "banners": monitor_banners(now),
         "regions": regions,
         "flow": flow_view(pk) if project.is_flow else None,
+        "registration": watched_registration(project),
     }
     return render(request, "projects/project_detail.html", context)
 

@@ -116,6 +116,7 @@ class ProjectForm(TeamValidatedForm):
             "max_response_time_ms",
             "degraded_after_ms",
             "tls_expiry_warning_days",
+            "domain_expiry_warning_days",
             "interval",
             "interval_unit",
             "grace_seconds",

@@ -5,6 +5,7 @@ from projects.models.account_mail import AccountEmail
 from projects.models.agents import Agent
 from projects.models.api_keys import ApiKey
 from projects.models.audit import AuditEntry
+from projects.models.domains import DomainRegistration
 from projects.models.escalation import Escalation, EscalationStep
 from projects.models.flows import FlowStep, TeamSecret
 from projects.models.housekeeping import HousekeepingRun
@@ -67,6 +68,7 @@ __all__ = [
     "AuditEntry",
     "DailyRollup",
     "DeliveryAttempt",
+    "DomainRegistration",
     "Escalation",
     "EscalationStep",
     "FlowStep",

@@ -19,6 +19,7 @@ class Incident(models.Model):
     class Kind(models.TextChoices):
         DOWNTIME = "downtime", "Downtime"
         CERTIFICATE = "certificate", "Certificate expiring"
+        DOMAIN = "domain", "Domain registration expiring"
         DEGRADED = "degraded", "Degraded performance"
         # Written by people (status pages), not opened by the writer.
         MANUAL = "manual", "Manual"
@@ -41,6 +42,10 @@ class Incident(models.Model):
     # Certificate incidents: the expiry of the certificate warned of, which
     # tells a renewal from the same certificate seen again.
     certificate_expires_at = models.DateTimeField(null=True, blank=True)
+    # Domain incidents (projects/domains/warnings.py): the registered domain
+    # and the expiry warned of; a later date resolves the incident.
+    domain = models.CharField(max_length=253, blank=True)
+    domain_expires_at = models.DateTimeField(null=True, blank=True)
     acknowledged_at = models.DateTimeField(null=True, blank=True)
     acknowledged_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,

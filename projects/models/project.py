@@ -47,6 +47,7 @@ MAX_KEYWORD_LENGTH = 500
 DEFAULT_GRACE_SECONDS = 60
 DEFAULT_TLS_EXPIRY_WARNING_DAYS = 14
 MAX_TLS_EXPIRY_WARNING_DAYS = 365
+MAX_DOMAIN_EXPIRY_WARNING_DAYS = 365
 DEFAULT_PING_COUNT = 3
 MAX_PING_COUNT = 10
 DEFAULT_PING_MAX_LOSS_PERCENT = 66
@@ -287,6 +288,20 @@ class Project(LockedDelete, NamedInTeam):
         "server's certificate expires within this many days; it closes when a "
         "renewed certificate is seen. 0 turns the warning off.",
     )
+    domain_expiry_warning_days = models.PositiveSmallIntegerField(
+        "warn of domain expiry (days)",
+        null=True,
+        blank=True,
+        validators=[
+            MinValueValidator(1),
+            MaxValueValidator(MAX_DOMAIN_EXPIRY_WARNING_DAYS),
+        ],
+        help_text="Open a domain incident when the registration of the domain "
+        "its host name is under (example.co.uk for www.example.co.uk) expires "
+        "within this many days, as its registry's RDAP service says (asked "
+        "once a day); it closes when the registry shows a later date. Empty "
+        "turns the warning off.",
+    )
     max_response_time_ms = models.PositiveIntegerField(
         "slow after (ms)",
         null=True,
@@ -407,6 +422,18 @@ class Project(LockedDelete, NamedInTeam):
         help_text="When the server's TLS certificate expires, as the latest "
         "https poll saw it.",
     )
+    # Kept by the tasks process (projects/domains/), from the install's
+    # cache of registrations: a copy here lets every page, the API and the
+    # badges read it as they read tls_expires_at, with no lookup.
+    domain_expires_at = models.DateTimeField(
+        "domain registration expires",
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the registration of the domain its host name is under "
+        "expires, as its registry said at the last lookup (domain expiry "
+        "warning on).",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -453,6 +480,10 @@ class Project(LockedDelete, NamedInTeam):
             # certificate incident is resolved on post_save, by
             # projects.incidents.certificates.resolve_when_https_left.)
             self.tls_expires_at = None
+        if self.domain_expiry_warning_days is None:
+            # Watched no more. (Its open domain incident is resolved on
+            # post_save, by projects.domains.receivers.)
+            self.domain_expires_at = None
         super().save(*args, **kwargs)
         if self.steps_to_save is not None:
             self._replace_steps(self.steps_to_save)

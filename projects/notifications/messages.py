@@ -28,11 +28,16 @@ TITLES = {
     "poller.silent": "The poller is silent",
     "poller.back": "The poller is back",
 }
-# A certificate incident is a warning, not an outage.
+# Certificate and domain incidents are warnings, not outages.
 CERTIFICATE_TITLES = {
     "incident.opened": "Certificate expiring: {name}",
     "incident.resolved": "Certificate renewed: {name}",
     "incident.reminder": "Certificate still expiring: {name}",
+}
+DOMAIN_TITLES = {
+    "incident.opened": "Domain expiring: {name}",
+    "incident.resolved": "Domain renewed: {name}",
+    "incident.reminder": "Domain still expiring: {name}",
 }
 DEGRADED_TITLES = {
     "incident.opened": "Degraded performance: {name}",
@@ -104,6 +109,8 @@ def title(payload: dict) -> str:
     kind = (payload.get("incident") or {}).get("kind")
     if kind == "certificate":
         titles = {**TITLES, **CERTIFICATE_TITLES}
+    elif kind == "domain":
+        titles = {**TITLES, **DOMAIN_TITLES}
     elif kind == "degraded":
         titles = {**TITLES, **DEGRADED_TITLES}
     return titles.get(event, event or "Notification").format(name=name)
@@ -131,7 +138,11 @@ def project_context(project: dict) -> dict:
 
 # (since, error) labels of an incident's kind.
 DOWNTIME_LABELS = ("Down since", "First error")
-LABELS = {"certificate": ("Warned", "Warning"), "degraded": ("Slow since", "Limit")}
+LABELS = {
+    "certificate": ("Warned", "Warning"),
+    "domain": ("Warned", "Warning"),
+    "degraded": ("Slow since", "Limit"),
+}
 
 
 def incident_context(incident: dict) -> dict:

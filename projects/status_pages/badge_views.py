@@ -70,6 +70,8 @@ def _project_badge(project: dict, kind: str) -> Badge:
         return badges.status_badge(project)
     if kind == "certificate":
         return badges.certificate_badge(project, now)
+    if kind == "domain":
+        return badges.domain_badge(project, now)
     # Sums over rollups move slowly: kept a little, per project, so a
     # README viewed by many costs one indexed lookup each time.
     return cache.get_or_set(

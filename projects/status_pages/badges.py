@@ -17,6 +17,7 @@ PROJECT_FIELDS = (
     "enabled",
     "state",
     "tls_expires_at",
+    "domain_expires_at",
     "degraded_since",
 )
 
@@ -86,8 +87,15 @@ def response_time_badge(average_ms: int | None) -> Badge:
 
 
 def certificate_badge(project: dict, now: datetime) -> Badge:
-    label = "certificate"
-    expires = project["tls_expires_at"]
+    return _expiry_badge("certificate", project["tls_expires_at"], now)
+
+
+def domain_badge(project: dict, now: datetime) -> Badge:
+    """Days until the registration of its domain expires (the warning on)."""
+    return _expiry_badge("domain", project["domain_expires_at"], now)
+
+
+def _expiry_badge(label: str, expires: datetime | None, now: datetime) -> Badge:
     if expires is None:
         return Badge(label, "no data", "lightgrey")
     days = (expires - now).days

@@ -44,6 +44,7 @@ IGNORED_FIELDS = {
     "failing_since",
     "state",
     "tls_expires_at",
+    "domain_expires_at",
     "ping_deadline",
     "deliverer_wakes_at",
     "last_error",

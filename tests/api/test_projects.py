@@ -59,6 +59,7 @@ def test_a_project_is_created_with_every_field_the_admin_edits(write_api):
         "max_response_time_ms": 900,
         "degraded_after_ms": 700,
         "tls_expiry_warning_days": 7,
+        "domain_expiry_warning_days": None,  # an address has no domain
         "interval": 2,
         "interval_unit": "minutes",
         "grace_seconds": 60,

@@ -30,6 +30,8 @@ class IncidentSerializer(serializers.ModelSerializer):
             "last_error",
             "failed_polls",
             "certificate_expires_at",
+            "domain",
+            "domain_expires_at",
         ]
         read_only_fields = fields
 

@@ -27,6 +27,7 @@ DATETIMES = {
     "last_polled_at",
     "failing_since",
     "tls_expires_at",
+    "domain_expires_at",
     "created_at",
     "updated_at",
 }
@@ -38,6 +39,7 @@ CURRENT_STATE = [
     "consecutive_failures",
     "failing_since",
     "tls_expires_at",
+    "domain_expires_at",
 ]
 
 
