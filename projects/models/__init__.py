@@ -33,6 +33,7 @@ from projects.models.regions import (
     ProjectRegionState,
     Region,
 )
+from projects.models.reports import MonthlyReport
 from projects.models.results import (
     MAX_MESSAGE_LENGTH,
     MAX_PHASE_MS,
@@ -77,6 +78,7 @@ __all__ = [
     "MaintenanceWindow",
     "Membership",
     "MonitorOutage",
+    "MonthlyReport",
     "Notification",
     "NotificationChannel",
     "ObjectiveAlert",
