@@ -63,6 +63,11 @@ class ObjectiveLine:
     budget_left_percent: float
 
     @property
+    def target_text(self) -> str:
+        """99.9, 99.95, 99: as many decimals as it has."""
+        return f"{self.target_percent:g}"
+
+    @property
     def met(self) -> bool:
         return (
             self.attainment_percent is None
