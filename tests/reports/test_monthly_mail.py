@@ -177,3 +177,29 @@ def test_the_schedule_runs_on_the_first_of_the_month():
     assert job.first_run(datetime(2026, 12, 1, 6, 11, tzinfo=UTC)) == datetime(
         2027, 1, 1, 6, 10, tzinfo=UTC
     )
+
+
+def test_a_team_turns_it_on_in_the_admin(admin_client):
+    team = Team.objects.create(name="Ops", slug="ops")
+    from django.urls import reverse
+
+    url = reverse("admin:projects_team_change", args=[team.pk])
+    page = admin_client.get(url).content.decode()
+    assert 'name="monthly_report"' in page
+    assert 'name="monthly_report_recipients"' in page
+
+    response = admin_client.post(
+        url,
+        {
+            "name": "Ops",
+            "slug": "ops",
+            "monthly_report": "on",
+            "monthly_report_recipients": "ops@example.test\nnot an address",
+        },
+    )
+
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert list(errors) == ["monthly_report_recipients"]
+    team.refresh_from_db()
+    assert team.monthly_report is False
