@@ -53,7 +53,9 @@ def test_a_latency_objective_without_a_threshold_is_a_field_error(
     assert not ServiceLevelObjective.objects.exists()
 
 
-def test_the_form_offers_a_section_and_each_rules_channels(admin_client):
+def test_the_form_offers_a_section_and_each_rules_channels(admin_client, make_channel):
+    make_channel(name="pager")
+
     response = admin_client.get(reverse("admin:projects_servicelevelobjective_add"))
 
     form = response.context["adminform"].form

@@ -12,8 +12,8 @@ import pytest
 from projects.housekeeping.rollups import rebuild_rollups
 from projects.models import Notification
 from projects.objectives.alerts import RULES, evaluate_objectives
-from tests.objectives.test_objectives import MINUTE, NOW, objective, play, seed
 from tests.support.alerting import make_channel
+from tests.support.objectives import MINUTE, NOW, objective, play, seed
 
 pytestmark = pytest.mark.django_db
 
