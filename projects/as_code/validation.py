@@ -104,8 +104,15 @@ class NameField(forms.Field):
             return None
         if value not in self.known:
             raise ValidationError(f"No {self.noun} named “{value}”.")
-        stored = self.model.objects.filter(team=self.team, name=value).first()
-        return stored or self.model(pk=STAND_IN_PK, team=self.team, name=value)
+        stored = list(self.model.objects.filter(team=self.team, name=value)[:2])
+        if len(stored) > 1:
+            raise ValidationError(
+                f"Several {self.noun}s are named “{value}”: rename them in the "
+                "admin first."
+            )
+        if stored:
+            return stored[0]
+        return self.model(pk=STAND_IN_PK, team=self.team, name=value)
 
 
 # No row has it (primary keys start at 1); never saved (see NameField).
