@@ -45,10 +45,11 @@ _REGISTRATION_LOCK = 0x5C4ED
 class ScheduledJob:
     """One entry of the timetable, in django-q2's terms.
 
-    `schedule_type` is one of django-q2's Schedule.HOURLY, Schedule.DAILY
-    or Schedule.MINUTES (every `minutes` minutes).
-    `at` picks the first run: for DAILY the next time of day at `at`, for
-    HOURLY the next hour at `at`'s minute; None means at once.
+    `schedule_type` is one of django-q2's Schedule.HOURLY, Schedule.DAILY,
+    Schedule.MONTHLY or Schedule.MINUTES (every `minutes` minutes).
+    `at` picks the first run: for MONTHLY the next 1st of a month at
+    `at`, for DAILY the next time of day at `at`, for HOURLY the next hour
+    at `at`'s minute; None means at once.
     """
 
     name: str
@@ -58,6 +59,8 @@ class ScheduledJob:
     at: time | None = None
 
     def first_run(self, now: datetime) -> datetime:
+        if self.at is not None and self.schedule_type == Schedule.MONTHLY:
+            return _next_first_of_month(now.astimezone(UTC), self.at)
         if self.at is None or self.schedule_type not in _PERIODS:
             return now
         now = now.astimezone(UTC)
@@ -67,6 +70,15 @@ class ScheduledJob:
             start = now.replace(minute=self.at.minute)
         start = start.replace(second=0, microsecond=0)
         return start if start > now else start + _PERIODS[self.schedule_type]
+
+
+def _next_first_of_month(now: datetime, at: time) -> datetime:
+    start = now.replace(day=1, hour=at.hour, minute=at.minute, second=0, microsecond=0)
+    if start > now:
+        return start
+    if start.month == 12:
+        return start.replace(year=start.year + 1, month=1)
+    return start.replace(month=start.month + 1)
 
 
 _HOUSEKEEPING = "projects.housekeeping.tasks"
@@ -137,6 +149,15 @@ SCHEDULES: list[ScheduledJob] = [
         func="projects.domains.tasks.check_domains",
         schedule_type=Schedule.HOURLY,
         at=time(0, 13),
+    ),
+    # The teams' monthly report e-mails, on the 1st (django-q2 moves a
+    # MONTHLY schedule on by a month from there); sending twice is
+    # harmless (one per team and month, projects/reports/mail.py).
+    ScheduledJob(
+        "send monthly reports",
+        "projects.reports.mail.send_monthly_reports",
+        Schedule.MONTHLY,
+        at=time(6, 10),
     ),
     # Hourly, so each run deletes about an hour of polls.
     ScheduledJob(

@@ -20,7 +20,13 @@ class ObjectiveAdmin(TeamScopedAdmin):
     search_fields = ["name"]
     autocomplete_fields = ["project"]
     fieldsets = [
-        (None, {"fields": ["name", "project", "tag"]}),
+        (
+            None,
+            {
+                "description": "A project, a tag or a status-page section: one.",
+                "fields": ["name", "project", "tag", "section"],
+            },
+        ),
         (
             "Target",
             {
@@ -36,7 +42,20 @@ class ObjectiveAdmin(TeamScopedAdmin):
             },
         ),
         ("Window", {"fields": ["window_days", "calendar_month"]}),
-        ("Burn-rate alerts", {"fields": ["channels"]}),
+        (
+            "Burn-rate alerts",
+            {
+                "description": "Channels: told of every rule. Each rule's "
+                "own list: told of that rule only (a channel in both hears "
+                "each message once).",
+                "fields": [
+                    "channels",
+                    "page_1h_channels",
+                    "page_6h_channels",
+                    "ticket_3d_channels",
+                ],
+            },
+        ),
     ]
 
     @admin.display(description="window")

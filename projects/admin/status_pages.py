@@ -84,6 +84,7 @@ class StatusPageAdmin(TeamScopedAdmin):
                 "fields": [
                     "show_uptime_days",
                     "show_response_times",
+                    "show_objectives",
                     "incidents_need_update",
                 ]
             },

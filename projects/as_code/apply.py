@@ -59,6 +59,17 @@ def _save(entry: CheckedEntry, actor: Actor) -> None:
         for name in section.fields
         if name not in section.references
     )
+    for name, target in section.named.items():
+        # The stored row in place of a stand-in (validation.NameField):
+        # what it names exists by now.
+        wanted = entry.references[name]
+        setattr(
+            instance,
+            name,
+            None
+            if wanted is None
+            else MODELS[target].objects.get(team_id=instance.team_id, name=wanted),
+        )
     if changed_fields:
         instance.save()
     for name, target in section.references.items():

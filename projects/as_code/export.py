@@ -33,7 +33,11 @@ def export_document(team: Team | None = None, *, with_secrets: bool = False) -> 
     team = team or default_team()
     document: dict = {"version": VERSION}
     for section in SECTIONS:
-        rows = section.model.objects.prefetch_related(*section.references)
+        rows = section.model.objects.prefetch_related(
+            *section.references, *section.named
+        )
+        if section.left_out is not None:
+            rows = rows.exclude(section.left_out)
         if STEPS in section.fields:
             rows = rows.prefetch_related("flow_steps")
         rows = for_team(rows, team)

@@ -103,7 +103,9 @@ def _stored(section: Section, team: Team) -> dict[str, list[models.Model]]:
     """The section's rows by name (a list: maintenance window names may
     repeat), with their many-to-many fields prefetched."""
     rows: dict[str, list[models.Model]] = {}
-    queryset = section.model.objects.prefetch_related(*section.references)
+    queryset = section.model.objects.prefetch_related(
+        *section.references, *section.named
+    )
     for row in for_team(queryset, team):
         rows.setdefault(row.name, []).append(row)
     return rows

@@ -9,6 +9,7 @@ Renaming a field here renames it in every file people keep in git.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, datetime, time
 
@@ -17,8 +18,15 @@ from django.db import models
 
 from projects.checks.credentials import masked_url
 from projects.forms.maintenance import MaintenanceWindowForm
+from projects.forms.objective import CHANNEL_FIELDS, ObjectiveForm
 from projects.forms.project import ProjectForm
-from projects.models import MaintenanceWindow, NotificationChannel, Project, Tag
+from projects.models import (
+    MaintenanceWindow,
+    NotificationChannel,
+    Project,
+    ServiceLevelObjective,
+    Tag,
+)
 from projects.notifications.forms import ChannelForm
 
 VERSION = 1
@@ -48,9 +56,17 @@ class Section:
     references: dict[str, str]
     # Whether an entry missing from the database may be created.
     creatable: bool = True
+    # Foreign keys written as the name they refer to, by the section it is
+    # in (an objective's "project: shop"); blank is null.
+    named: dict[str, str] = dataclasses.field(default_factory=dict)
+    # The rows the file leaves out (an objective on a status-page
+    # section: status pages are not in the file).
+    left_out: models.Q | None = None
 
     def default(self, field: str, kind: str = "") -> object:
         """The value a field has when the file leaves it out."""
+        if field in self.named:
+            return None
         if field in self.references or field == STEPS:
             return []
         if (
@@ -96,8 +112,20 @@ MAINTENANCE_WINDOWS = Section(
     _form_fields(MaintenanceWindowForm),
     {"projects": "projects"},
 )
+OBJECTIVES = Section(
+    "objectives",
+    "objective",
+    ServiceLevelObjective,
+    ObjectiveForm,
+    # A status-page section has no name of its own in the file.
+    _form_fields(ObjectiveForm, ("section",)),
+    # The channels told of every burn-rate rule, and of each one.
+    dict.fromkeys(CHANNEL_FIELDS, "channels"),
+    named={"project": "projects", "tag": "tags"},
+    left_out=models.Q(section__isnull=False),
+)
 # Also the order an import applies them in: what is referred to comes first.
-SECTIONS = (TAGS, CHANNELS, PROJECTS, MAINTENANCE_WINDOWS)
+SECTIONS = (TAGS, CHANNELS, PROJECTS, MAINTENANCE_WINDOWS, OBJECTIVES)
 TOP_LEVEL_KEYS = ("version", *(section.key for section in SECTIONS))
 
 
@@ -114,13 +142,16 @@ def plain(value: object) -> object:
 
 
 def values_of(
-    section: Section, instance: models.Model, references: dict[str, list[str]]
+    section: Section, instance: models.Model, references: dict[str, object]
 ) -> dict[str, object]:
     """Every field of an entry as the file would write it, defaults too;
-    `references` gives the many-to-many fields' names."""
+    `references` gives the many-to-many fields' names and the named
+    foreign keys' name (or None)."""
     values = {}
     for field in section.fields:
-        if field in section.references:
+        if field in section.named:
+            values[field] = references.get(field)
+        elif field in section.references:
             values[field] = sorted(references.get(field, []))
         elif field == STEPS:
             values[field] = instance.step_dicts()

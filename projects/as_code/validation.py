@@ -66,7 +66,7 @@ class CheckedEntry:
     form: forms.ModelForm
     old: dict[str, object] | None
     new: dict[str, object]
-    references: dict[str, list[str]] = field(default_factory=dict)
+    references: dict[str, object] = field(default_factory=dict)
 
 
 class NamesField(forms.Field):
@@ -84,6 +84,55 @@ class NamesField(forms.Field):
             listed = ", ".join(f"“{name}”" for name in unknown)
             raise ValidationError(f"No {self.noun} named {listed}.")
         return names
+
+
+class NameField(forms.Field):
+    """A foreign key given by a name (an objective's project): the team's
+    row of that name. One the same file creates is not stored yet while
+    the file is checked: it stands in as an unsaved row with STAND_IN_PK,
+    so the form's and the model's rules see a target chosen, and apply.py
+    puts the real row in its place before saving."""
+
+    def __init__(
+        self, model: type[models.Model], team: Team, known: set[str], noun: str
+    ):
+        super().__init__(required=False)
+        self.model, self.team, self.known, self.noun = model, team, known, noun
+
+    def clean(self, value: object) -> models.Model | None:
+        if value in (None, ""):
+            return None
+        if value not in self.known:
+            raise ValidationError(f"No {self.noun} named “{value}”.")
+        stored = list(self.model.objects.filter(team=self.team, name=value)[:2])
+        if len(stored) > 1:
+            raise ValidationError(
+                f"Several {self.noun}s are named “{value}”: rename them in the "
+                "admin first."
+            )
+        if stored:
+            return stored[0]
+        return self.model(pk=STAND_IN_PK, team=self.team, name=value)
+
+
+# No row has it (primary keys start at 1); never saved (see NameField).
+STAND_IN_PK = 0
+
+
+class StandInsAllowed(forms.ModelForm):
+    """Leaves a stand-in out of the model field's own check, which looks
+    its primary key up in the database; the model's clean() still sees a
+    target chosen."""
+
+    named: tuple[str, ...] = ()
+
+    def _get_validation_exclusions(self):
+        exclusions = super()._get_validation_exclusions()
+        for name in self.named:
+            row = self.cleaned_data.get(name)
+            if row is not None and row.pk == STAND_IN_PK:
+                exclusions.add(name)
+        return exclusions
 
 
 def parse(text: str) -> dict[str, list[dict]]:
@@ -146,6 +195,9 @@ def entry_label(section: Section, name: str) -> str:
 
 def type_problem(section: Section, name: str, value: object) -> str | None:
     """Why `value` cannot be the field's value, or None when its type fits."""
+    if name in section.named:
+        fits = value is None or isinstance(value, str)
+        return None if fits else f"Expected the name of a {_noun(section.named[name])}."
     if name in section.references:
         fits = isinstance(value, list) and all(isinstance(v, str) for v in value)
         return None if fits else "Expected a list of names."
@@ -165,6 +217,8 @@ def _expected_types(model_field: models.Field) -> tuple[tuple[type, ...], str]:
         return (bool,), "Expected true or false."
     if isinstance(model_field, models.IntegerField):
         return (int,), "Expected a whole number."
+    if isinstance(model_field, models.FloatField):
+        return (int, float), "Expected a number, like 99.9."
     if isinstance(model_field, models.JSONField):
         if isinstance(model_field.get_default(), list):
             return (list,), "Expected a list."
@@ -190,7 +244,16 @@ def bind(
         name: NamesField(known[target], _noun(target))
         for name, target in section.references.items()
     }
-    form_class = type(f"Imported{section.form.__name__}", (section.form,), declared)
+    declared |= {
+        name: NameField(
+            section.model_field(name).related_model, team, known[target], _noun(target)
+        )
+        for name, target in section.named.items()
+    }
+    declared["named"] = tuple(section.named)
+    form_class = type(
+        f"Imported{section.form.__name__}", (StandInsAllowed, section.form), declared
+    )
     kind = entry.get("kind", "")
     data = {}
     for name in section.form._meta.fields:
@@ -203,6 +266,8 @@ def bind(
             if section is PROJECTS and name == STEPS:
                 value = unmasked_steps(value, _stored_steps(instance), MASK)
             data[name] = _posted(form_class.base_fields[name], value)
+    for name in section.named:
+        data[name] = entry.get(name)
     # A new project's form otherwise looks up the default channels.
     initial = {"channels": []} if section is PROJECTS else {}
     instance = instance or section.model(team=team)
@@ -299,15 +364,21 @@ def checked(
         # at the default; a value written in the file is meant.
         form.instance.failure_threshold = entry["failure_threshold"]
     references = {name: form.cleaned_data[name] for name in section.references}
+    for name in section.named:
+        row = form.cleaned_data[name]
+        references[name] = None if row is None else row.name
     new = values_of(section, form.instance, references)
     return CheckedEntry(section, entry["name"], form, old, new, references)
 
 
-def current_references(
-    section: Section, instance: models.Model
-) -> dict[str, list[str]]:
-    """The names in each many-to-many field (prefetched by the caller)."""
-    return {
+def current_references(section: Section, instance: models.Model) -> dict[str, object]:
+    """The names in each many-to-many field and the name of each named
+    foreign key (prefetched by the caller)."""
+    names: dict[str, object] = {
         name: [related.name for related in getattr(instance, name).all()]
         for name in section.references
     }
+    for name in section.named:
+        row = getattr(instance, name)
+        names[name] = None if row is None else row.name
+    return names

@@ -32,6 +32,7 @@ from projects.dashboard.queries.overview import (
     state_counts,
     with_state,
 )
+from projects.dashboard.queries.percentiles import percentile_points
 from projects.dashboard.queries.ranges import (
     DEFAULT_RANGE,
     OVERVIEW_RANGES,
@@ -147,6 +148,7 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "percentiles": range_sums([pk], since)[pk].percentiles(),
         "buckets": buckets,
         "region_series": region_series,
+        "percentile_points": percentile_points(pk, time_range, now),
         "outages": recent_outages(pk, since=since),
         "polls_kept_from": _polls_kept_from(since, now),
         "polls_kept_days": settings.RESULT_RETENTION_DAYS,

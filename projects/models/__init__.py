@@ -34,6 +34,7 @@ from projects.models.regions import (
     ProjectRegionState,
     Region,
 )
+from projects.models.reports import MonthlyReport
 from projects.models.results import (
     MAX_MESSAGE_LENGTH,
     MAX_PHASE_MS,
@@ -79,6 +80,7 @@ __all__ = [
     "MaintenanceWindow",
     "Membership",
     "MonitorOutage",
+    "MonthlyReport",
     "Notification",
     "NotificationChannel",
     "ObjectiveAlert",

@@ -14,6 +14,7 @@ from django.db import models
 from monitor.dates import when
 from projects.models.notifications import NotificationChannel
 from projects.models.project import Project
+from projects.models.status_pages import StatusPageSection
 from projects.models.tags import Tag
 from projects.models.teams import NamedInTeam, team_field
 
@@ -22,8 +23,8 @@ WINDOW_DAYS = (7, 28, 30)
 
 class ServiceLevelObjective(NamedInTeam):
     """A target for a project's polls, or for all the polls of a tag's
-    projects: the share of good polls over a rolling window of
-    `window_days` or over the calendar month."""
+    projects or of a status-page section's: the share of good polls over
+    a rolling window of `window_days` or over the calendar month."""
 
     class Kind(models.TextChoices):
         AVAILABILITY = "availability", "Availability: polls that are up"
@@ -45,6 +46,14 @@ class ServiceLevelObjective(NamedInTeam):
         blank=True,
         related_name="objectives",
         help_text="Or all the polls of the projects with this tag.",
+    )
+    section = models.ForeignKey(
+        StatusPageSection,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="objectives",
+        help_text="Or all the polls of a status-page section's projects.",
     )
     kind = models.CharField(max_length=12, choices=Kind, default=Kind.AVAILABILITY)
     target_percent = models.FloatField(
@@ -76,7 +85,28 @@ class ServiceLevelObjective(NamedInTeam):
         NotificationChannel,
         blank=True,
         related_name="objectives",
-        help_text="Told when the error budget burns too fast.",
+        help_text="Told when any burn-rate rule fires.",
+    )
+    # Each rule's own channels, told besides `channels` (RULES in
+    # projects/objectives/alerts.py names them; a channel in both hears
+    # each message once).
+    page_1h_channels = models.ManyToManyField(
+        NotificationChannel,
+        blank=True,
+        related_name="+",
+        help_text="Told only when 14.4 times the budget burns over 1 h and 5 min.",
+    )
+    page_6h_channels = models.ManyToManyField(
+        NotificationChannel,
+        blank=True,
+        related_name="+",
+        help_text="Told only when 6 times the budget burns over 6 h and 30 min.",
+    )
+    ticket_3d_channels = models.ManyToManyField(
+        NotificationChannel,
+        blank=True,
+        related_name="+",
+        help_text="Told only when the budget burns at its rate over 3 d and 6 h.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -87,10 +117,18 @@ class ServiceLevelObjective(NamedInTeam):
                 fields=["team", "name"], name="objective_name_per_team"
             ),
             models.CheckConstraint(
-                condition=models.Q(project__isnull=False, tag__isnull=True)
-                | models.Q(project__isnull=True, tag__isnull=False),
-                name="objective_project_or_tag",
-                violation_error_message="Choose a project or a tag, not both.",
+                condition=models.Q(
+                    project__isnull=False, tag__isnull=True, section__isnull=True
+                )
+                | models.Q(
+                    project__isnull=True, tag__isnull=False, section__isnull=True
+                )
+                | models.Q(
+                    project__isnull=True, tag__isnull=True, section__isnull=False
+                ),
+                name="objective_one_target",
+                violation_error_message="Choose a project, a tag or a section: "
+                "one of them.",
             ),
             models.CheckConstraint(
                 condition=models.Q(window_days__isnull=False, calendar_month=False)
@@ -114,10 +152,21 @@ class ServiceLevelObjective(NamedInTeam):
             raise ValidationError(
                 {"threshold_ms": "Only a latency objective has a threshold."}
             )
-        if self.project_id and self.tag_id:
-            raise ValidationError({"tag": "Choose a project or a tag, not both."})
-        if not self.project_id and not self.tag_id:
-            raise ValidationError({"project": "Choose a project or a tag."})
+        targets = [
+            name
+            for name in ("project", "tag", "section")
+            if getattr(self, f"{name}_id") is not None
+        ]
+        if len(targets) > 1:
+            raise ValidationError(
+                {targets[-1]: "Choose a project, a tag or a section, not several."}
+            )
+        if not targets:
+            raise ValidationError(
+                {"project": "Choose a project, a tag or a status-page section."}
+            )
+        if self.section_id is not None and self.section.page.team_id != self.team_id:
+            raise ValidationError({"section": "Choose a section of this team's page."})
         if self.calendar_month and self.window_days:
             raise ValidationError(
                 {"window_days": "Leave it blank with calendar month on."}

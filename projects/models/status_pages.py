@@ -89,6 +89,11 @@ class StatusPage(models.Model):
         "uptime shown over", choices=UPTIME_DAYS_CHOICES, default=DEFAULT_UPTIME_DAYS
     )
     show_response_times = models.BooleanField(default=False)
+    show_objectives = models.BooleanField(
+        default=False,
+        help_text="On: each section shows the attainment and budget left of "
+        "the objectives on it and on its projects. Off: none is shown.",
+    )
     incidents_need_update = models.BooleanField(
         "show incidents only once updated",
         default=False,

@@ -9,9 +9,33 @@ one-team install never has to know teams exist.
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.core.validators import validate_email
 from django.db import models
+
+_ADDRESS_SEPARATORS = re.compile(r"[\s,;]+")
+
+
+def addresses(text: str) -> list[str]:
+    """The addresses in a list of them: separated by commas, semicolons,
+    spaces or lines."""
+    return [a for a in _ADDRESS_SEPARATORS.split(text) if a]
+
+
+def validate_addresses(text: str) -> None:
+    """Raises ValidationError naming each one that is not an address."""
+    wrong = []
+    for address in addresses(text):
+        try:
+            validate_email(address)
+        except ValidationError:
+            wrong.append(address)
+    if wrong:
+        listed = ", ".join(f"“{a}”" for a in wrong)
+        raise ValidationError(f"Not an e-mail address: {listed}.")
 
 
 class Team(models.Model):
@@ -22,6 +46,18 @@ class Team(models.Model):
         help_text="Its checks and channels may reach the networks in "
         "POLL_BLOCKED_NETWORKS (loopback, private networks, cloud metadata). "
         "Only for a team that runs the install; the install's first team is.",
+    )
+    monthly_report = models.BooleanField(
+        "e-mail a monthly report",
+        default=False,
+        help_text="On the 1st of each month, the last calendar month's report "
+        "(uptime, incidents, objectives) by e-mail.",
+    )
+    monthly_report_recipients = models.TextField(
+        blank=True,
+        validators=[validate_addresses],
+        help_text="E-mail addresses, one a line or separated by commas; "
+        "blank: every member of the team with an address.",
     )
 
     class Meta:

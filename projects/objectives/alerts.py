@@ -15,6 +15,9 @@ per objective and rule, a partial unique constraint), opened and closed
 with its notifications queued in the same transaction, under a lock on
 the objective's row: any number of evaluators tell each channel once per
 episode, "objective.burning" then "objective.calm".
+
+Who hears a rule: the objective's `channels` (every rule) and the rule's
+own list (`page_1h_channels` ...), each channel once.
 """
 
 from __future__ import annotations
@@ -40,12 +43,15 @@ class Rule:
     factor: float
     long: timedelta
     short: timedelta
+    # The objective's many-to-many field of the channels told of this
+    # rule only: renaming it renames a column, an API field and a YAML key.
+    channels_field: str
 
 
 RULES = (
-    Rule("page-1h", 14.4, timedelta(hours=1), timedelta(minutes=5)),
-    Rule("page-6h", 6, timedelta(hours=6), timedelta(minutes=30)),
-    Rule("ticket-3d", 1, timedelta(days=3), timedelta(hours=6)),
+    Rule("page-1h", 14.4, timedelta(hours=1), timedelta(minutes=5), "page_1h_channels"),
+    Rule("page-6h", 6, timedelta(hours=6), timedelta(minutes=30), "page_6h_channels"),
+    Rule("ticket-3d", 1, timedelta(days=3), timedelta(hours=6), "ticket_3d_channels"),
 )
 
 
@@ -96,8 +102,16 @@ def evaluate(objective_id: int, now: datetime) -> int:
         return changed
 
 
+def rule_channels(objective: ServiceLevelObjective, rule: Rule) -> list[int]:
+    """The ids of the channels told of `rule`: the objective's own and the
+    rule's, each once."""
+    every = set(objective.channels.values_list("pk", flat=True))
+    own = getattr(objective, rule.channels_field).values_list("pk", flat=True)
+    return sorted(every | set(own))
+
+
 def _tell(event, objective, alert: ObjectiveAlert, rule: Rule, at: datetime) -> None:
-    channels = list(objective.channels.values_list("pk", flat=True))
+    channels = rule_channels(objective, rule)
     if event == Event.OBJECTIVE_BURNING:
         title = f"Error budget burning: {objective.name}"
         text = (

@@ -7,6 +7,8 @@ import calendar
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from django.db.models import Q
+
 from projects.latency import histogram
 from projects.latency.ranges import RangeSums, range_sums
 from projects.models import Project, ServiceLevelObjective
@@ -43,11 +45,19 @@ def window_of(objective: ServiceLevelObjective, now: datetime):
 
 
 def project_ids(objective: ServiceLevelObjective) -> list[int]:
+    """The projects whose polls the objective counts: its project, its
+    tag's, or its status-page section's (chosen there or by the section's
+    tag), as the page shows them."""
     if objective.project_id is not None:
         return [objective.project_id]
-    return list(
-        Project.objects.filter(tags=objective.tag_id).values_list("pk", flat=True)
-    )
+    if objective.tag_id is not None:
+        members = Q(tags=objective.tag_id)
+    else:
+        section = objective.section
+        members = Q(status_sections=section.pk)
+        if section.tag_id is not None:
+            members |= Q(tags=section.tag_id)
+    return list(Project.objects.filter(members).distinct().values_list("pk", flat=True))
 
 
 def counts_since(

@@ -100,10 +100,13 @@ def _incidents(ids: list[int], start: datetime, end: datetime) -> list:
 
 
 def _objectives(ids: list[int], start: datetime, end: datetime) -> list[dict]:
-    """Each objective on these projects (or a tag of one of them), its
-    attainment over the report's range."""
+    """Each objective on these projects (or on a tag or a status-page
+    section of one of them), its attainment over the report's range."""
     objectives = ServiceLevelObjective.objects.filter(
-        Q(project_id__in=ids) | Q(tag__projects__in=ids)
+        Q(project_id__in=ids)
+        | Q(tag__projects__in=ids)
+        | Q(section__projects__in=ids)
+        | Q(section__tag__projects__in=ids)
     ).distinct()
     found = []
     for objective in objectives.order_by("name"):

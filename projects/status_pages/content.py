@@ -16,9 +16,11 @@ from projects.models import (
     HourlyRollup,
     Incident,
     Project,
+    ServiceLevelObjective,
     StatusPage,
     StatusPageSection,
 )
+from projects.objectives.status import objective_status
 from projects.status_pages import days as day_cells
 from projects.status_pages.incidents import IncidentView, page_incidents
 from projects.status_pages.maintenance import MaintenanceView, page_maintenance
@@ -49,10 +51,35 @@ class ProjectRow:
     html: str  # escaped by row_html
 
 
+@dataclass(frozen=True, slots=True)
+class ObjectiveLine:
+    """An objective as a public page shows it: its target and how it
+    stands, nothing about its alerts or channels."""
+
+    name: str
+    target_percent: float
+    window: str
+    attainment_percent: float | None
+    budget_left_percent: float
+
+    @property
+    def target_text(self) -> str:
+        """99.9, 99.95, 99: as many decimals as it has."""
+        return f"{self.target_percent:g}"
+
+    @property
+    def met(self) -> bool:
+        return (
+            self.attainment_percent is None
+            or self.attainment_percent >= self.target_percent
+        )
+
+
 @dataclass(slots=True)
 class SectionView:
     name: str
     rows: list[ProjectRow] = field(default_factory=list)
+    objectives: list[ObjectiveLine] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -110,6 +137,9 @@ def load(page: StatusPage, now: datetime) -> PageContent:
         )
         return ProjectRow(project["name"], state, html)
 
+    objectives = (
+        section_objectives(page, sections, members, now) if page.show_objectives else {}
+    )
     views = [
         SectionView(
             section.name,
@@ -117,6 +147,7 @@ def load(page: StatusPage, now: datetime) -> PageContent:
                 (row(pk) for pk in members[section.pk] if pk in projects),
                 key=lambda r: r.name.lower(),
             ),
+            objectives.get(section.pk, []),
         )
         for section in sections
     ]
@@ -131,6 +162,40 @@ def load(page: StatusPage, now: datetime) -> PageContent:
         first_day=first_day,
         built_at=now,
     )
+
+
+def section_objectives(
+    page: StatusPage,
+    sections: list[StatusPageSection],
+    members: dict[int, set[int]],
+    now: datetime,
+) -> dict[int, list[ObjectiveLine]]:
+    """{section id: its objectives' lines}: the page's team's objectives on
+    the section itself or on one of its projects, for a page whose owner
+    turned show_objectives on. A few queries per objective (its window's
+    rollups), so a page shows as many as its owner put on it."""
+    on_page = {pk for pks in members.values() for pk in pks}
+    found = ServiceLevelObjective.objects.filter(team_id=page.team_id).filter(
+        Q(section__in=[s.pk for s in sections]) | Q(project_id__in=on_page)
+    )
+    lines: dict[int, list[ObjectiveLine]] = defaultdict(list)
+    for objective in found.select_related("section").order_by("name"):
+        status = objective_status(objective, now)
+        line = ObjectiveLine(
+            name=objective.name,
+            target_percent=objective.target_percent,
+            window="this month"
+            if objective.calendar_month
+            else f"{objective.window_days} days",
+            attainment_percent=status.attainment_percent,
+            budget_left_percent=max(status.error_budget_remaining_percent, 0),
+        )
+        for section in sections:
+            if objective.section_id == section.pk or (
+                objective.project_id in members[section.pk]
+            ):
+                lines[section.pk].append(line)
+    return lines
 
 
 def section_members(sections: list[StatusPageSection]) -> dict[int, set[int]]:

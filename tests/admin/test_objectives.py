@@ -51,3 +51,19 @@ def test_a_latency_objective_without_a_threshold_is_a_field_error(
     errors = response.context["adminform"].form.errors
     assert list(errors) == ["threshold_ms"]
     assert not ServiceLevelObjective.objects.exists()
+
+
+def test_the_form_offers_a_section_and_each_rules_channels(admin_client, make_channel):
+    make_channel(name="pager")
+
+    response = admin_client.get(reverse("admin:projects_servicelevelobjective_add"))
+
+    form = response.context["adminform"].form
+    for name in (
+        "section",
+        "page_1h_channels",
+        "page_6h_channels",
+        "ticket_3d_channels",
+    ):
+        assert name in form.fields
+        assert f'name="{name}"' in response.content.decode()

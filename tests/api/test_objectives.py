@@ -62,3 +62,76 @@ def test_a_bad_objective_is_a_400_naming_the_field(
 
     assert response.status_code == 400
     assert field in response.json()
+
+
+def test_each_burn_rate_rule_takes_its_own_channels(
+    write_api, make_project, make_channel
+):
+    project = make_project()
+    every, pager = make_channel(name="every"), make_channel(name="pager")
+
+    made = write_api.post(
+        URL,
+        {
+            "name": "api",
+            "project": project.pk,
+            "target_percent": 99.9,
+            "window_days": 30,
+            "channels": [every.pk],
+            "page_1h_channels": [pager.pk],
+        },
+        format="json",
+    )
+
+    assert made.status_code == 201, made.json()
+    item = made.json()
+    assert item["channels"] == [every.pk]
+    assert item["page_1h_channels"] == [pager.pk]
+    assert item["page_6h_channels"] == []
+    assert item["ticket_3d_channels"] == []
+
+
+def test_an_objective_on_a_status_page_section(write_api):
+    from projects.models import StatusPage, StatusPageSection
+
+    page = StatusPage.objects.create(title="Acme", slug="acme")
+    section = StatusPageSection.objects.create(page=page, name="Checkout")
+
+    made = write_api.post(
+        URL,
+        {
+            "name": "checkout",
+            "section": section.pk,
+            "target_percent": 99,
+            "window_days": 7,
+        },
+        format="json",
+    )
+
+    assert made.status_code == 201, made.json()
+    assert made.json()["section"] == section.pk
+    assert ServiceLevelObjective.objects.get().section == section
+
+
+def test_a_project_and_a_section_together_are_a_400(write_api, make_project):
+    from projects.models import StatusPage, StatusPageSection
+
+    page = StatusPage.objects.create(title="Acme", slug="acme")
+    section = StatusPageSection.objects.create(page=page, name="Checkout")
+
+    response = write_api.post(
+        URL,
+        {
+            "name": "x",
+            "project": make_project().pk,
+            "section": section.pk,
+            "target_percent": 99,
+            "window_days": 7,
+        },
+        format="json",
+    )
+
+    assert response.status_code == 400
+    assert response.json()["section"] == [
+        "Choose a project, a tag or a section, not several."
+    ]

@@ -12,7 +12,13 @@ from django.core.management import CommandError, call_command
 
 from polling.receivers import SENDER
 from projects.as_code.export import dump, export_yaml
-from projects.models import MaintenanceWindow, NotificationChannel, Project, Tag
+from projects.models import (
+    MaintenanceWindow,
+    NotificationChannel,
+    Project,
+    ServiceLevelObjective,
+    Tag,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +32,9 @@ def estate(make_project, make_channel):
     web = Tag.objects.create(name="web", color="#1f77b4")
     Tag.objects.create(name="db")
     hook = make_channel(name="ops hook", secret=WEBHOOK_SECRET, reminder_minutes=60)
-    make_channel(name="phone", kind="apprise", url=APPRISE_URL, send_resolved=False)
+    phone = make_channel(
+        name="phone", kind="apprise", url=APPRISE_URL, send_resolved=False
+    )
     api = make_project(
         name="api",
         url="https://127.0.0.1:9/health",
@@ -55,6 +63,19 @@ def estate(make_project, make_channel):
         end_time="14:00",
         time_zone="Europe/Berlin",
         all_projects=True,
+    )
+    up = ServiceLevelObjective.objects.create(
+        name="api up", project=api, target_percent=99.9, window_days=28
+    )
+    up.channels.add(hook)
+    up.page_1h_channels.add(phone)
+    ServiceLevelObjective.objects.create(
+        name="web fast",
+        tag=web,
+        kind="latency",
+        threshold_ms=500,
+        target_percent=99,
+        calendar_month=True,
     )
 
 
@@ -148,6 +169,21 @@ def test_export_is_sorted_leaves_out_defaults_and_keeps_the_fields_order(estate)
         "  ends_at: '2026-12-01T04:30:00Z'\n"
         "  projects:\n"
         "  - api\n"
+        "objectives:\n"
+        "- name: api up\n"
+        "  project: api\n"
+        "  target_percent: 99.9\n"
+        "  window_days: 28\n"
+        "  channels:\n"
+        "  - ops hook\n"
+        "  page_1h_channels:\n"
+        "  - phone\n"
+        "- name: web fast\n"
+        "  tag: web\n"
+        "  kind: latency\n"
+        "  target_percent: 99.0\n"
+        "  threshold_ms: 500\n"
+        "  calendar_month: true\n"
     )
 
 
@@ -208,9 +244,11 @@ def test_an_export_imported_into_an_empty_database_exports_the_same(estate, tmp_
     Tag.objects.all().delete()
     MaintenanceWindow.objects.all().delete()
 
+    assert not ServiceLevelObjective.objects.exists()  # gone with their targets
+
     output = run_import(path)
 
-    assert output.endswith("7 created, 0 changed, 0 disabled")
+    assert output.endswith("9 created, 0 changed, 0 disabled")
     assert export("--with-secrets") == text
     assert Project.objects.get(name="backup").ping_key is not None
 
@@ -312,6 +350,63 @@ INVALID = [
     ("projects", "api", {"enabled": "yes"}, "enabled", "Expected true or false."),
     ("projects", "api", {"colour": "red"}, "colour", "Unknown key."),
     ("projects", "api", {"tags": ["nope"]}, "tags", "No tag named “nope”."),
+    # Objectives: the admin's form and the model's rules, by field.
+    (
+        "objectives",
+        "api up",
+        {"target_percent": 100},
+        "target_percent",
+        "Ensure this value is less than or equal to 99.999.",
+    ),
+    (
+        "objectives",
+        "api up",
+        {"target_percent": "high"},
+        "target_percent",
+        "Expected a number, like 99.9.",
+    ),
+    (
+        "objectives",
+        "api up",
+        {"kind": "latency"},
+        "threshold_ms",
+        "A latency objective needs a threshold.",
+    ),
+    (
+        "objectives",
+        "api up",
+        {"window_days": 14},
+        "window_days",
+        "Select a valid choice. 14 is not one of the available choices.",
+    ),
+    (
+        "objectives",
+        "api up",
+        {"tag": "web"},
+        "tag",
+        "Choose a project, a tag or a section, not several.",
+    ),
+    (
+        "objectives",
+        "api up",
+        {"project": "nope"},
+        "project",
+        "No project named “nope”.",
+    ),
+    (
+        "objectives",
+        "api up",
+        {"project": 7},
+        "project",
+        "Expected the name of a project.",
+    ),
+    (
+        "objectives",
+        "web fast",
+        {"ticket_3d_channels": ["nope"]},
+        "ticket_3d_channels",
+        "No channel named “nope”.",
+    ),
 ]
 
 

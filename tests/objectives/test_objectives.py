@@ -17,45 +17,16 @@ from projects.models import (
     Notification,
     ObjectiveAlert,
     PollResult,
-    ServiceLevelObjective,
     Status,
     Tag,
 )
 from projects.objectives import budget
-from projects.objectives.alerts import evaluate_objectives
 from projects.objectives.budget import Counts
 from projects.objectives.status import objective_status
 from tests.support.alerting import make_channel
+from tests.support.objectives import MINUTE, NOW, objective, play, seed
 
 pytestmark = pytest.mark.django_db
-
-NOW = datetime(2026, 11, 20, 12, 30, tzinfo=UTC)
-MINUTE = timedelta(minutes=1)
-
-
-def seed(project, start, end, every, down=lambda at: False, ms=lambda at: 100):
-    at, polls = start, []
-    while at < end:
-        polls.append(
-            PollResult(
-                project=project,
-                polled_at=at,
-                status=Status.DOWN if down(at) else Status.UP,
-                response_time_ms=ms(at),
-            )
-        )
-        at += every
-    PollResult.objects.bulk_create(polls)
-
-
-def objective(project=None, **fields) -> ServiceLevelObjective:
-    fields.setdefault("name", "api availability")
-    fields.setdefault("target_percent", 99)
-    fields.setdefault("window_days", 7)
-    slo = ServiceLevelObjective(project=project, **fields)
-    slo.full_clean()
-    slo.save()
-    return slo
 
 
 def test_attainment_and_budget_equal_a_computation_from_raw_polls(make_project):
@@ -191,16 +162,6 @@ def watched(make_project):
     slo = objective(project, window_days=30)
     slo.channels.add(make_channel(team=slo.team))
     return project, slo
-
-
-def play(project, start, minutes, down) -> None:
-    """Polls every minute from `start`, the clock moving 5 minutes at a
-    time: the polls up to it are stored, then the objectives evaluated."""
-    for step in range(0, minutes, 5):
-        at = start + timedelta(minutes=step)
-        seed(project, at, at + 5 * MINUTE, MINUTE, down=down)
-        rebuild_rollups(since=at)
-        evaluate_objectives(clock=lambda at=at: at + 5 * MINUTE)
 
 
 def test_a_sustained_burn_fires_each_rule_once_and_calms_once(watched):

@@ -11,6 +11,10 @@ With several regions (docs/regions.md) each region gets its own average
 line instead of the average and maximum, told apart by its dash pattern
 and named in the legend and at the line's end, so no colour is needed
 either.
+
+Over them, thin lines for p50, p95 and p99 per hour or longer, from the
+rollups' histograms (projects/dashboard/queries/percentiles.py), each
+with its own dash pattern and a label at its end.
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ from django import template
 from django.utils import timezone
 
 from monitor.dates import when
+from projects.dashboard.queries.percentiles import (
+    CHART_PERCENTILES,
+    PercentilePoint,
+)
 from projects.dashboard.queries.ranges import DAY, TimeRange
 from projects.dashboard.queries.response_times import Bucket
 
@@ -93,13 +101,16 @@ def response_chart(
     now: datetime,
     interval_seconds: int,
     series: list[tuple[str, list[Bucket]]] = (),
+    percentiles: list[PercentilePoint] = (),
 ) -> dict:
     """`buckets` are every poll's; `series`, when given, each region's
-    (name, buckets), drawn as a line each instead of average and maximum."""
+    (name, buckets), drawn as a line each instead of average and maximum;
+    `percentiles`, the p50, p95 and p99 points drawn over them."""
     if series:
         peak = max((b.avg_ms or 0 for _, s in series for b in s), default=0)
     else:
         peak = max((b.max_ms or b.avg_ms or 0 for b in buckets), default=0)
+    peak = max([peak, *(p.p99_ms for p in percentiles)])
     scale = Scale(time_range.start(now), now, nice_ceiling(peak * HEADROOM))
     width = timedelta(seconds=time_range.bucket_seconds)
     gap = width * GAP_FACTOR + timedelta(seconds=interval_seconds * GAP_FACTOR)
@@ -119,6 +130,12 @@ def response_chart(
         "phase_parts": PHASE_PARTS if phase_bars else (),
         "columns": list(columns(buckets, scale, width, series)),
         "region_lines": lines,
+        "percentile_lines": percentile_lines(
+            percentiles, scale, timedelta(seconds=interval_seconds)
+        ),
+        "percentile_step": step_label(percentiles[0].width_seconds)
+        if percentiles
+        else "",
         "y_ticks": [(scale.y(ms), f"{ms:g} ms") for ms in y_tick_values(scale.y_max)],
         "x_ticks": list(x_ticks(scale, time_range.tick_seconds)),
         "summary": summary(buckets),
@@ -224,6 +241,33 @@ def region_lines(
             }
         )
     return lines
+
+
+def percentile_lines(
+    points: list[PercentilePoint], scale: Scale, interval: timedelta
+) -> list[dict]:
+    """A line for each of p50, p95 and p99 (CSS .line-p50 ...), told
+    apart by dash pattern and named in the legend."""
+    if not points:
+        return []
+    width = timedelta(seconds=points[0].width_seconds)
+    gap = width * GAP_FACTOR + interval * GAP_FACTOR
+    return [
+        {
+            "name": f"p{p}",
+            "path": line_path(
+                points, scale, lambda point, p=p: getattr(point, f"p{p}_ms"), width, gap
+            ),
+        }
+        for p in CHART_PERCENTILES
+    ]
+
+
+def step_label(seconds: int) -> str:
+    """A point's width in words: "hour", "3 hours", "day", "2 days"."""
+    unit, size = ("day", DAY) if seconds % DAY == 0 else ("hour", 3600)
+    count = seconds // size
+    return unit if count == 1 else f"{count} {unit}s"
 
 
 def columns(
