@@ -12,13 +12,16 @@ a temporary SQLite file), the flows (POST, capture the status, GET with
 it in the URL, GET) and the single-request projects against a local
 target process, runs `manage.py runpoller` through the capacity harness
 and prints a markdown table: polls and requests per second, skipped
-ticks (missed windows), lag p50/p99, CPU, and CPU per request. Run it
+ticks (missed windows), lag p50/p99, CPU, and CPU per request.
+BENCH_DB_SUFFIX names the database (monitor_bench_flows_<suffix>), and
+BENCH_PORTS ("27000-27999") the ports taken, on a shared machine. Run it
 once with --flows 0 for the single-request baseline of the last column.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from datetime import UTC, datetime
 
 from harness import (
@@ -83,7 +86,8 @@ def main() -> None:
     parser.add_argument("--max-concurrent", type=int, default=100)
     args = parser.parse_args()
 
-    database_url = fresh_database_url("monitor_bench_flows")
+    suffix = os.environ.get("BENCH_DB_SUFFIX", "")
+    database_url = fresh_database_url(f"monitor_bench_flows{suffix and '_'}{suffix}")
     manage(database_url, "migrate", "--noinput")
     setup_django(database_url)
     from projects.models import PollResult

@@ -27,9 +27,18 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A free loopback port: the system's choice, or the first free one of
+    BENCH_PORTS ("27000-27999") on a machine shared by several runs."""
+    first, _, last = os.environ.get("BENCH_PORTS", "").partition("-")
+    candidates = range(int(first), int(last) + 1) if last else (0,)
+    for port in candidates:
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return sock.getsockname()[1]
+    raise RuntimeError(f"no free port in BENCH_PORTS {first}-{last}")
 
 
 def is_postgres(database_url: str) -> bool:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from django.db import connection
 
 from polling.database_probe import database_answers
-from polling.engine.types import Outcome
+from polling.engine.types import Outcome, StepRun
 from polling.engine.writer import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -46,7 +46,26 @@ CLOSE_SECONDS = 30.0
 READY = "ready"
 # An outcome travels as the tuple of its fields: pickling the dataclass
 # runs Python code for every field, a fifth of the poller's GIL under load.
-_as_tuple = attrgetter(*(field.name for field in fields(Outcome)))
+# So do a flow's step runs, each the tuple of its fields in the `steps`
+# field (empty for every other poll).
+_fields_of = attrgetter(*(field.name for field in fields(Outcome)))
+_run_fields = attrgetter(*(field.name for field in fields(StepRun)))
+_STEPS = [field.name for field in fields(Outcome)].index("steps")
+
+
+def _as_tuple(outcome: Outcome) -> tuple:
+    row = _fields_of(outcome)
+    if not outcome.steps:
+        return row
+    steps = tuple(map(_run_fields, outcome.steps))
+    return (*row[:_STEPS], steps, *row[_STEPS + 1 :])
+
+
+def _from_tuple(row: tuple) -> Outcome:
+    if not row[_STEPS]:
+        return Outcome(*row)
+    steps = tuple(StepRun(*run) for run in row[_STEPS])
+    return Outcome(*row[:_STEPS], steps, *row[_STEPS + 1 :])
 
 
 class StoreRefused(Exception):
@@ -227,7 +246,7 @@ def serve(receive: Connection, answer: Connection) -> None:
         while (message := _next(receive)) is not None:
             rows, leases = message
             fence = None if leases is None else LeaseFence(leases)
-            outcomes = [Outcome(*row) for row in rows]
+            outcomes = [_from_tuple(row) for row in rows]
             answer.send(_save(DatabaseResultStore(fence=fence), outcomes, fence))
     except OSError:
         pass  # the poller is gone; what was saved stays saved

@@ -82,7 +82,12 @@ class Phases:
     first_byte_us: int | None = None
 
     def __add__(self, other: Phases) -> Phases:
-        return Phases(*(_add(a, b) for a, b in zip(self, other, strict=True)))
+        return Phases(
+            _add(self.dns_us, other.dns_us),
+            _add(self.connect_us, other.connect_us),
+            _add(self.tls_us, other.tls_us),
+            _add(self.first_byte_us, other.first_byte_us),
+        )
 
     def __iter__(self):
         return iter((self.dns_us, self.connect_us, self.tls_us, self.first_byte_us))

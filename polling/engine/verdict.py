@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import encodings
 import encodings.aliases
+import functools
 import json
 import operator
 import re
@@ -22,6 +23,7 @@ from collections.abc import Callable
 
 import jmespath
 from jmespath.exceptions import JMESPathError
+from jmespath.parser import ParsedResult
 
 from polling.engine.types import (
     HeaderAssertion,
@@ -141,11 +143,33 @@ def json_reason(
 ) -> str:
     if assertion is None:
         return ""
+    return document_reason(assertion, parse_json(body), truncated=truncated)
+
+
+# What parse_json returns for a body that is not JSON, and for JSON nested
+# too deeply to read.
+NOT_JSON = object()
+TOO_DEEP = object()
+
+
+def parse_json(body: bytes) -> object:
+    """The body's JSON document, NOT_JSON or TOO_DEEP; parsed once for
+    all the assertions and captures of a response."""
     try:
-        document = json.loads(body)
+        return json.loads(body)
     except ValueError:  # UnicodeDecodeError is one too
-        return "body is not JSON" + (" (cut at 1 MiB)" if truncated else "")
+        return NOT_JSON
     except RecursionError:
+        return TOO_DEEP
+
+
+def document_reason(
+    assertion: JsonAssertion, document: object, *, truncated: bool
+) -> str:
+    """json_reason of a body parse_json has read."""
+    if document is NOT_JSON:
+        return "body is not JSON" + (" (cut at 1 MiB)" if truncated else "")
+    if document is TOO_DEEP:
         return "body is JSON nested too deeply to read"
     try:
         return _query_reason(assertion, document)
@@ -153,10 +177,19 @@ def json_reason(
         return f"JSON query {assertion.query} failed: the body is nested too deeply"
 
 
+@functools.lru_cache(maxsize=4096)
+def compiled(query: str) -> ParsedResult:
+    """The JMESPath query parsed, once per query rather than per poll
+    (jmespath's own cache keeps 128 and is emptied by half when full, so
+    thousands of flows and projects would parse theirs again and again);
+    raises JMESPathError."""
+    return jmespath.compile(query)
+
+
 def _query_reason(assertion: JsonAssertion, document: object) -> str:
     query = assertion.query
     try:
-        found = jmespath.search(query, document)
+        found = compiled(query).search(document)
     except JMESPathError as error:
         return f"JSON query {query} failed: {error}"
     if found is None:

@@ -21,13 +21,12 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-import jmespath
 from jmespath.exceptions import JMESPathError
 
 from polling.engine import verdict
-from polling.engine.probes.http import PollFailed, follow
+from polling.engine.probes.http import PollFailed, follow, new_request
 from polling.engine.probes.outcomes import Trace, ms, outcome, unexpected
-from polling.engine.transport import Exchange, Response, Transport
+from polling.engine.transport import Exchange, Request, Response, Transport
 from polling.engine.types import Outcome, Step, StepRun, Target, Task
 
 # A flow has no URL: the steps a target carries choose this probe
@@ -46,7 +45,6 @@ def poll_steps(
     target = task.target
     start = time.monotonic()
     deadline = start + target.timeout_seconds
-    mask = masker(target.secrets)
     trace, runs, values = Trace(), [], {}
     status_code = None
     for number, step in enumerate(target.steps, start=1):
@@ -61,6 +59,8 @@ def poll_steps(
         trace.add(step_trace.phases, step_trace.tls_expires_at)
         status_code = run.status_code
         if not run.up:
+            # Only a failed poll has something to mask (and pays for it).
+            mask = masker(target.secrets)
             reason = mask(f"step {number} '{step.name}': {run.error}")
             runs.append(replace(run, error=reason, excerpt=_excerpt(response, mask)))
             return _outcome(task, started_at, trace, status_code, reason, runs, start)
@@ -93,17 +93,16 @@ def _run(
     start = time.monotonic()
     response = None
     try:
-        request = _request_target(target, step, values)
-        response = yield from follow(
-            handle,
-            request,
-            deadline,
-            trace,
-            keep_body=True,
-            keep_headers=bool(step.header_rules) or _captures_header(step),
-        )
+        # The step's request, sent with the flow's settings (redirects,
+        # TLS, network): made directly, not as a Target of its own, which
+        # cost more than the rest of the step's Python.
+        request = _request(target, step, values)
+        response = yield from follow(handle, target, deadline, trace, first=request)
         elapsed_ms = round((time.monotonic() - start) * 1000)
-        reason = _judge(step, response, elapsed_ms) or _capture(step, response, values)
+        body = _Body(response)
+        reason = _judge(step, response, body, elapsed_ms) or _capture(
+            step, response, body, values
+        )
         status_code = response.status_code
     except PollFailed as failed:
         elapsed_ms, reason, status_code = None, failed.reason, failed.status_code
@@ -125,34 +124,41 @@ def _run(
 # Placeholders -------------------------------------------------------------------
 
 
-def _request_target(target: Target, step: Step, values: dict[str, str]) -> Target:
-    """The target of one step's request: the flow's settings with the
-    step's request, placeholders filled in."""
-    secrets = dict(target.secrets)
+def _request(target: Target, step: Step, values: dict[str, str]) -> Request:
+    """One step's request, placeholders filled in. Its body is always
+    kept (a failed step's excerpt is made of it), its headers when a rule
+    or a capture reads them."""
 
     def fill(text: str, encode: Callable[[str], str] = str) -> str:
+        if "{{" not in text:
+            return text
+
         def value(match: re.Match) -> str:
             is_secret, name = bool(match.group(1)), match.group(2)
-            found = (secrets if is_secret else values).get(name)
+            found = (dict(target.secrets) if is_secret else values).get(name)
             if found is None:
                 what = "the team secret" if is_secret else "the value"
                 raise PollFailed(f"{what} {name} is not set")
             return encode(found)
 
-        return _PLACEHOLDER.sub(value, text) if "{{" in text else text
+        return _PLACEHOLDER.sub(value, text)
 
-    return replace(
+    headers = step.headers
+    if any("{{" in value for _, value in headers):
+        headers = tuple((name, fill(value)) for name, value in headers)
+    return new_request(
         target,
-        url=fill(step.url, lambda text: quote(text, safe="")),
-        method=step.method,
-        headers=tuple((name, fill(value)) for name, value in step.headers),
-        body=fill(step.body),
-        expected_status=step.expected_status,
-        keyword=step.keyword,
-        json_assertion=None,
-        max_response_time_ms=step.max_response_time_ms,
-        steps=(),
+        step.method,
+        fill(step.url, _url_encoded),
+        headers,
+        fill(step.body),
+        keep_body=True,
+        keep_headers=bool(step.header_rules) or _captures_header(step),
     )
+
+
+def _url_encoded(text: str) -> str:
+    return quote(text, safe="")
 
 
 def masker(secrets: tuple[tuple[str, str], ...]) -> Callable[[str], str]:
@@ -177,19 +183,43 @@ def _forms(value: str) -> tuple[str, ...]:
 # Judging and capturing --------------------------------------------------------
 
 
-def _judge(step: Step, response: Response, elapsed_ms: int) -> str:
+class _Body:
+    """A step's response body, decoded as text or parsed as JSON at most
+    once for all its rules and captures."""
+
+    __slots__ = ("_document", "_response", "_text")
+
+    def __init__(self, response: Response) -> None:
+        self._response = response
+        self._text: str | None = None
+        self._document: Any = _UNREAD
+
+    def text(self) -> str:
+        if self._text is None:
+            response = self._response
+            self._text = verdict.body_text(response.body, response.content_type)
+        return self._text
+
+    def document(self) -> Any:
+        """The body's JSON, NOT_JSON or TOO_DEEP (verdict.parse_json)."""
+        if self._document is _UNREAD:
+            self._document = verdict.parse_json(self._response.body)
+        return self._document
+
+
+_UNREAD = object()
+
+
+def _judge(step: Step, response: Response, body: _Body, elapsed_ms: int) -> str:
     """Why the step's response fails its rules; empty when it passes.
     The status first, then the content, the headers, the speed."""
     truncated = response.truncated
     reason = verdict.status_reason(step.expected_status, response.status_code)
-    reason = reason or verdict.keyword_reason(
-        step.keyword,
-        verdict.body_text(response.body, response.content_type),
-        truncated=truncated,
-    )
+    if not reason and step.keyword is not None:
+        reason = verdict.keyword_reason(step.keyword, body.text(), truncated=truncated)
     for assertion in step.json_assertions:
-        reason = reason or verdict.json_reason(
-            assertion, response.body, truncated=truncated
+        reason = reason or verdict.document_reason(
+            assertion, body.document(), truncated=truncated
         )
     for name, text in step.header_rules:
         reason = reason or _header_reason(response, name, text)
@@ -215,21 +245,19 @@ def _captures_header(step: Step) -> bool:
     return any(source.startswith("header:") for _, source in step.captures)
 
 
-def _capture(step: Step, response: Response, values: dict[str, str]) -> str:
+def _capture(
+    step: Step, response: Response, body: _Body, values: dict[str, str]
+) -> str:
     """Take the step's captures into `values`; the reason of the first
     that finds nothing, or ""."""
-    document: Any = _UNREAD
     for name, source in step.captures:
         kind, _, spec = source.partition(":")
         if kind == "json":
-            if document is _UNREAD:
-                document = _json(response.body)
-            found = _search(spec, document)
+            found = _search(spec, body.document())
         elif kind == "header":
             found = _header(response, spec)
         elif kind == "regex":
-            text = verdict.body_text(response.body, response.content_type)
-            match = re.search(spec, text)
+            match = re.search(spec, body.text())
             found = match.group(1) if match else None
         else:  # status
             found = str(response.status_code)
@@ -239,22 +267,12 @@ def _capture(step: Step, response: Response, values: dict[str, str]) -> str:
     return ""
 
 
-_UNREAD = object()
-
-
-def _json(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
-
-
 def _search(query: str, document: Any) -> Any:
-    if document is None:
+    if document is verdict.NOT_JSON or document is verdict.TOO_DEEP:
         return None
     try:
-        return jmespath.search(query, document)
-    except JMESPathError:
+        return verdict.compiled(query).search(document)
+    except (JMESPathError, RecursionError):
         return None
 
 

@@ -101,17 +101,13 @@ def follow(
     deadline: float,
     trace: Trace,
     *,
-    keep_body: bool | None = None,
-    keep_headers: bool = False,
+    first: Request | None = None,
 ) -> Generator[Exchange, Any, Response]:
-    """Send the target's request and follow up to MAX_REDIRECTS redirects;
-    returns the final response or raises PollFailed. Its body is kept
-    when `keep_body` says so (None: when the target's rules read it), its
-    headers when `keep_headers` does (a flow's steps)."""
-    request = _first_request(target)
-    keep_body = target.reads_body if keep_body is None else keep_body
-    if keep_body != request.keep_body or keep_headers:
-        request = replace(request, keep_body=keep_body, keep_headers=keep_headers)
+    """Send the target's request (or `first`, a flow step's, made by
+    new_request) and follow up to MAX_REDIRECTS redirects, as the
+    target's settings say; returns the final response or raises
+    PollFailed."""
+    request = first or _first_request(target)
     for _ in range(MAX_REDIRECTS + 1):
         response = yield from _send(handle, request, deadline, target, trace)
         if not target.follow_redirects:
@@ -123,22 +119,42 @@ def follow(
 
 
 def _first_request(target: Target) -> Request:
-    # The prefix test spares most polls a urlsplit().
-    if (
-        not target.url.startswith(_PLAIN_PREFIXES)
-        and urlsplit(target.url).scheme not in SCHEMES
-    ):
-        raise PollFailed(f"unsupported URL: {target.url}")
-    for name, value in target.headers:
-        _check_header(name, value)
-    return Request(
-        method=target.method,
-        url=target.url,
-        headers=target.headers,
-        body=target.body.encode(),
-        verify_tls=target.verify_tls,
+    return new_request(
+        target,
+        target.method,
+        target.url,
+        target.headers,
+        target.body,
         keep_body=target.reads_body,
         keep_headers=bool(target.header_assertions),
+    )
+
+
+def new_request(
+    target: Target,
+    method: str,
+    url: str,
+    headers: tuple[tuple[str, str], ...],
+    body: str,
+    *,
+    keep_body: bool,
+    keep_headers: bool,
+) -> Request:
+    """The request of `url` with the target's TLS and network settings;
+    raises PollFailed for a URL or header it cannot send."""
+    # The prefix test spares most polls a urlsplit().
+    if not url.startswith(_PLAIN_PREFIXES) and urlsplit(url).scheme not in SCHEMES:
+        raise PollFailed(f"unsupported URL: {url}")
+    for name, value in headers:
+        _check_header(name, value)
+    return Request(
+        method=method,
+        url=url,
+        headers=headers,
+        body=body.encode(),
+        verify_tls=target.verify_tls,
+        keep_body=keep_body,
+        keep_headers=keep_headers,
         trusted=target.trusted,
     )
 

@@ -4,7 +4,7 @@ went through, summed over its exchanges, and the outcome itself."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from polling.engine.transport import Phases
@@ -22,11 +22,13 @@ _NO_PHASES = Phases()
 class Trace:
     """What the exchanges of one poll added up to."""
 
-    phases: Phases = field(default_factory=Phases)
+    phases: Phases = _NO_PHASES  # frozen: shared until the first add
     tls_expires_at: datetime | None = None
 
     def add(self, phases: Phases, tls_expires_at: datetime | None = None) -> None:
-        self.phases = phases if self.phases == _NO_PHASES else self.phases + phases
+        # No phases yet: take these as they are (Phases() + p is p's
+        # equal), without comparing them field by field.
+        self.phases = phases if self.phases is _NO_PHASES else self.phases + phases
         if tls_expires_at and (
             self.tls_expires_at is None or tls_expires_at < self.tls_expires_at
         ):
