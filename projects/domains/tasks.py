@@ -12,7 +12,6 @@ from django_q.tasks import async_task
 
 from django.utils import timezone
 
-from projects.domains.lookups import keep_rows_for, look_up_due
 from projects.domains.warnings import warn_of_domains
 from projects.domains.watched import watchers
 from projects.housekeeping.tasks import run_deadline
@@ -31,6 +30,11 @@ def check_domains() -> str:
     """Look up the domains due, then open and resolve the warnings. A run
     that stopped at its deadline with domains still due queues the next
     one at once."""
+    # Here, not at the top: saving a project imports this module (its
+    # receiver asks for a lookup), and the poller and the tasks process
+    # start without httpx (tests/monitor/test_process_imports.py).
+    from projects.domains.lookups import keep_rows_for, look_up_due
+
     now = timezone.now()
     keep_rows_for({w.domain for w in watchers() if w.domain}, now)
     looked_up = look_up_due(now=now, deadline=run_deadline())

@@ -104,17 +104,24 @@ def hourly_histograms(apps, field: str = "histogram") -> dict:
 @pytest.mark.django_db(transaction=True)
 def test_hourly_histograms_keep_their_counts_as_codes_and_back():
     old_apps = migrate_to(JSON_HOURLY_HISTOGRAMS)
-    OldProject = old_apps.get_model("projects", "Project")
-    OldHourly = old_apps.get_model("projects", "HourlyRollup")
-    stored = {"counted": {"0": 1, "120": 3, "529": 2}, "empty": {}}
-    for name, counts in stored.items():
-        OldHourly.objects.create(
-            project=OldProject.objects.create(name=name, url="http://127.0.0.1:9/"),
-            hour=datetime(2026, 11, 1, tzinfo=UTC),
-            polls=sum(counts.values()),
-            histogram=counts,
-        )
     try:
+        # Rows made with the old models alone: the current Team model (a
+        # project's default team) has columns this schema has not.
+        team = old_apps.get_model("projects", "Team").objects.create(
+            name="Old", slug="old"
+        )
+        OldProject = old_apps.get_model("projects", "Project")
+        OldHourly = old_apps.get_model("projects", "HourlyRollup")
+        stored = {"counted": {"0": 1, "120": 3, "529": 2}, "empty": {}}
+        for name, counts in stored.items():
+            OldHourly.objects.create(
+                project=OldProject.objects.create(
+                    name=name, url="http://127.0.0.1:9/", team=team
+                ),
+                hour=datetime(2026, 11, 1, tzinfo=UTC),
+                polls=sum(counts.values()),
+                histogram=counts,
+            )
         coded_apps = migrate_to(CODED_HOURLY_HISTOGRAMS)
         coded = hourly_histograms(coded_apps)
         with connection.cursor() as cursor:
@@ -122,6 +129,8 @@ def test_hourly_histograms_keep_their_counts_as_codes_and_back():
             texts = sorted(text for (text,) in cursor.fetchall())
         back = hourly_histograms(migrate_to(JSON_HOURLY_HISTOGRAMS))
     finally:
+        # Always back to the newest schema: the next tests of this worker
+        # share its database.
         leaf = MigrationExecutor(connection).loader.graph.leaf_nodes("projects")
         migrate_to(leaf[0])
 
