@@ -9,23 +9,22 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
 from projects.dashboard.banners import monitor_banners
-from projects.models import ServiceLevelObjective
+from projects.dashboard.queries.objectives import objective_rows, team_objectives
 from projects.objectives.alerts import RULES
 from projects.objectives.status import objective_status
-from projects.teams.scoping import current_team, for_team
+from projects.teams.scoping import current_team
 
 ALERTS_SHOWN = 20
 
 
 def _objectives(request: HttpRequest):
-    objectives = ServiceLevelObjective.objects.select_related("project", "tag")
-    return for_team(objectives, current_team(request))
+    return team_objectives(current_team(request))
 
 
 @login_required
 def objective_list(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
-    rows = [(o, objective_status(o, now)) for o in _objectives(request)]
+    rows = objective_rows(current_team(request), now)
     context = {"rows": rows, "now": now, "banners": monitor_banners(now)}
     return render(request, "projects/objectives.html", context)
 

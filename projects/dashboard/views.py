@@ -32,6 +32,7 @@ from projects.dashboard.queries.overview import (
     state_counts,
     with_state,
 )
+from projects.dashboard.queries.objectives import objective_rows
 from projects.dashboard.queries.percentiles import percentile_points
 from projects.dashboard.queries.ranges import (
     DEFAULT_RANGE,
@@ -60,6 +61,8 @@ from projects.models import PollResult, Project, Status
 from projects.teams.scoping import current_team, for_team
 
 PROJECTS_PER_PAGE = 50
+# The overview shows the objectives closest to missing; their page has all.
+OBJECTIVES_SHOWN = 5
 
 
 # Both pages reload every 30 seconds; the overview's recent-poll strips
@@ -82,6 +85,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     add_region_dots(page.object_list, now)
     counts = state_counts(team=team, maintained=maintained, tag=tag)
     expiring = expiring_soon(team)
+    objectives = objective_rows(team, now)
     context = {
         "page": page,
         "counts": [(s.value, s.label, counts[s]) for s in State],
@@ -94,6 +98,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         "hints": setup_hints(team=team, has_projects=any(counts.values())),
         "certificates": expiring.certificates,
         "domains": expiring.domains,
+        "objectives": objectives[:OBJECTIVES_SHOWN],
+        "objectives_count": len(objectives),
         "now": now,
     }
     return render(request, "projects/overview.html", context)

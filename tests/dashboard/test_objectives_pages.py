@@ -8,7 +8,13 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from projects.models import ObjectiveAlert, ServiceLevelObjective, Team
+from projects.models import (
+    ObjectiveAlert,
+    ServiceLevelObjective,
+    StatusPage,
+    StatusPageSection,
+    Team,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -52,3 +58,45 @@ def test_another_teams_objective_is_not_found(admin_client, objective):
     response = admin_client.get(reverse("dashboard:objective", args=[objective.pk]))
 
     assert response.status_code == 404
+
+
+def test_the_overview_lists_the_objectives_least_budget_left_first(
+    admin_client, make_project, add_polls, objective
+):
+    healthy = make_project(name="api")
+    add_polls(healthy, "uuuu", end=timezone.now())
+    ServiceLevelObjective.objects.create(
+        name="api up", project=healthy, target_percent=99, window_days=30
+    )
+
+    html = admin_client.get(reverse("dashboard:overview")).content.decode()
+
+    section = html[html.index('id="objectives-heading"') :]
+    assert section.index("shop up") < section.index("api up")
+    assert "75.000 %" in section
+    assert 'class="budget-spent"' in section
+    assert reverse("dashboard:objective", args=[objective.pk]) in section
+
+
+def test_the_overview_has_no_objectives_section_without_objectives(
+    admin_client, make_project
+):
+    make_project(name="shop")
+
+    html = admin_client.get(reverse("dashboard:overview")).content.decode()
+
+    assert 'id="objectives-heading"' not in html
+
+
+def test_a_section_objective_names_its_section_and_page(admin_client, make_project):
+    page = StatusPage.objects.create(title="Acme", slug="acme")
+    section = StatusPageSection.objects.create(page=page, name="Checkout")
+    section.projects.add(make_project(name="shop"))
+    ServiceLevelObjective.objects.create(
+        name="checkout up", section=section, target_percent=99, window_days=30
+    )
+
+    for url in (reverse("dashboard:objectives"), reverse("dashboard:overview")):
+        html = admin_client.get(url).content.decode()
+        assert "section “Checkout” of" in html, url
+        assert page.get_absolute_url() in html, url

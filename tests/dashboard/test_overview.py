@@ -262,8 +262,8 @@ def test_a_page_costs_the_same_queries_for_5_or_60_projects(
     # first part-hour), heartbeats, and the banners' poller heartbeat and
     # monitor outage, the certificates expiring soon, and the notification
     # channels (for the setup hints), the current team and the user's teams
-    # (for the header's switcher).
-    assert few == 17
+    # (for the header's switcher), and the team's objectives.
+    assert few == 18
 
 
 def test_it_keeps_itself_current(admin_client):
