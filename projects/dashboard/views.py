@@ -25,6 +25,7 @@ from projects.dashboard.queries.domains import watched_registration
 from projects.dashboard.queries.flow_steps import flow_view
 from projects.dashboard.queries.history import poll_history
 from projects.dashboard.queries.incidents import project_incidents
+from projects.dashboard.queries.objectives import objective_rows
 from projects.dashboard.queries.outages import OUTAGES_SHOWN, recent_outages
 from projects.dashboard.queries.overview import (
     State,
@@ -32,7 +33,6 @@ from projects.dashboard.queries.overview import (
     state_counts,
     with_state,
 )
-from projects.dashboard.queries.objectives import objective_rows
 from projects.dashboard.queries.percentiles import percentile_points
 from projects.dashboard.queries.ranges import (
     DEFAULT_RANGE,
