@@ -64,11 +64,28 @@ class ResultBuffer:
                 )
 
     def oldest(self, limit: int) -> list[tuple[int, dict]]:
+        return [
+            (row_id, json.loads(body)) for row_id, body in self.oldest_encoded(limit)
+        ]
+
+    def oldest_encoded(
+        self, limit: int, max_bytes: int | None = None
+    ) -> list[tuple[int, str]]:
+        """The oldest outcomes as stored (JSON text, for sending as is),
+        at most `limit` of them and, past the first, `max_bytes` of text."""
         with self._lock:
             rows = self._db.execute(
                 "SELECT id, body FROM outcomes ORDER BY id LIMIT ?", (limit,)
             ).fetchall()
-        return [(row_id, json.loads(body)) for row_id, body in rows]
+        if max_bytes is None:
+            return rows
+        taken, size = [], 0
+        for row in rows:
+            size += len(row[1])
+            if taken and size > max_bytes:
+                break
+            taken.append(row)
+        return taken
 
     def remove(self, ids: list[int]) -> None:
         with self._lock, self._db:
@@ -77,6 +94,15 @@ class ResultBuffer:
             self._db.executemany(
                 "DELETE FROM outcomes WHERE id = ?", [(i,) for i in ids]
             )
+            self._size -= self._db.total_changes - before
+
+    def remove_through(self, last_id: int) -> None:
+        """Remove every outcome up to `last_id`: a batch taken oldest
+        first, in one statement."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            before = self._db.total_changes
+            self._db.execute("DELETE FROM outcomes WHERE id <= ?", (last_id,))
             self._size -= self._db.total_changes - before
 
     def size(self) -> int:

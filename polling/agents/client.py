@@ -44,15 +44,24 @@ class AgentClient:
     def targets(self, ids: list[int]) -> dict:
         return self._post("targets/", {"ids": ids})
 
-    def results(self, outcomes: list[dict]) -> dict:
-        return self._post("results/", {"outcomes": outcomes})
+    def results(self, outcomes: list[str]) -> dict:
+        """Send outcomes, each already JSON text (as the buffer holds it)."""
+        body = '{"outcomes":[' + ",".join(outcomes) + "]}"
+        return self._post("results/", content=body.encode())
 
     def close(self) -> None:
         self._http.close()
 
-    def _post(self, path: str, body: dict) -> dict:
+    def _post(
+        self, path: str, body: dict | None = None, *, content: bytes | None = None
+    ) -> dict:
         try:
-            response = self._http.post(path, json=body)
+            if content is None:
+                response = self._http.post(path, json=body)
+            else:
+                response = self._http.post(
+                    path, content=content, headers={"Content-Type": "application/json"}
+                )
         except httpx.HTTPError as error:
             raise ServerUnavailable(f"{type(error).__name__}: {error}") from error
         if response.status_code == 401:

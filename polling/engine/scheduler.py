@@ -223,6 +223,8 @@ class Scheduler:
                 now = self._clock()
                 for target in chunk:
                     old = self._targets.get(target.project_id)
+                    if old is target:
+                        continue  # kept by scheduled_or: unchanged
                     updated += old is not None and old != target
                     self._put_target(target, first_due=now)
         new = sorted((wanted[pid] for pid in new_ids), key=_by_project_id)
