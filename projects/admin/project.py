@@ -107,7 +107,7 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
     list_display = [
         "name",
         "url_column",
-        "method",
+        "check_column",
         "interval_column",
         "enabled",
         "status_column",
@@ -308,6 +308,15 @@ class ProjectAdmin(BadgeAdminMixin, TeamScopedAdmin):
             path,
             project.get_absolute_url(),
         )
+
+    @admin.display(description="check")
+    def check_column(self, project: Project) -> str:
+        """The request method for HTTP, else what is checked: a TCP port or
+        a heartbeat has no method (the list showed GET for every row)."""
+        kind = project.check_kind
+        if kind is None:
+            return "heartbeat"
+        return project.method if kind.sends_http and not project.is_flow else kind.label
 
     @admin.display(description="interval")
     def interval_column(self, project: Project) -> str:

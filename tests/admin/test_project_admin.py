@@ -159,6 +159,20 @@ def test_the_list_shows_current_state(admin_client, make_project):
     assert "no poll yet" in page
 
 
+def test_the_list_names_each_projects_check_not_a_method_it_does_not_send(
+    admin_client, make_project
+):
+    make_project(name="site", url="http://127.0.0.1/", method="HEAD")
+    make_project(name="port", url="tcp://127.0.0.1:5432")
+    make_project(name="backup", url="", kind=Project.Kind.HEARTBEAT)
+
+    changelist = admin_client.get(LIST_URL).context["cl"]
+    check = changelist.model_admin.check_column
+    checks = {project.name: check(project) for project in changelist.result_list}
+
+    assert checks == {"site": "HEAD", "port": "TCP port", "backup": "heartbeat"}
+
+
 def test_the_list_filters_and_searches(admin_client, make_project):
     make_project(name="alpha", url="http://127.0.0.1/alpha", method="HEAD")
     make_project(name="beta", url="http://127.0.0.1/beta", enabled=False)
