@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from polling.agents.source import BufferStore, ServerTargets
 from polling.engine.config import PollerConfig
 from polling.engine.coordinator import Coordinator
 from polling.engine.transport import set_source_address
+from polling.run.interpreter_lock import GIL_SWITCH_SECONDS
 from polling.run.options import CannotRun
 from polling.run.stop_signals import StopSignals
 
@@ -47,6 +49,7 @@ def run_agent(options: AgentOptions, say: Callable[[str], None]) -> str:
     """Poll the region's projects until SIGTERM, a revoked token or
     SIGINT; returns the summary line. Raises CannotRun when it cannot
     start."""
+    sys.setswitchinterval(GIL_SWITCH_SECONDS)  # as runpoller: see there
     with StopSignals() as stop:
         try:
             client = AgentClient(options.server, options.token)
@@ -142,6 +145,8 @@ def _config(options: AgentOptions, server: dict) -> PollerConfig:
         phase_fraction=float(server["phase_fraction"]),
         phase_spread_seconds=float(server["phase_spread_seconds"]),
         blocked_networks=tuple(server["blocked_networks"]),
+        # As runpoller: the targets are the working set, not garbage.
+        freeze_after_load=True,
     )
 
 

@@ -8,6 +8,7 @@ as children of this process.
 - `parts.py`: builds and starts the pieces (lock, coordinator, control
   endpoint, check-in), each failure one clear line;
 - `poller.py`: the order of start, status loop and stop, and the summary;
+- `interpreter_lock.py`: the switch interval runpoller and runagent set;
 - `parent.py`: `--processes N`.
 
 The management command only parses arguments and calls `run_poller` or

@@ -11,20 +11,12 @@ from collections.abc import Callable
 from polling.engine.pinger import icmp_mode
 from polling.engine.status import PollerStatus
 from polling.run import parts
+from polling.run.interpreter_lock import GIL_SWITCH_SECONDS
 from polling.run.options import CannotRun, RunOptions
 from polling.run.stop_signals import StopSignals
 from polling.wiring import config_from_settings
 
 logger = logging.getLogger("polling")
-
-# A worker thread drives up to 50 polls and hands the interpreter lock back
-# several times a poll (epoll, libcurl calls). While another thread runs
-# Python without a pause (a reload of 300,000 projects takes seconds),
-# each time it wants the lock back it waits up to the switch interval: at
-# CPython's default 5 ms, about 100 µs a time measured here, and polling
-# fell to a fraction of its pace for the reload's length. 0.5 ms makes
-# that wait about ten times shorter.
-GIL_SWITCH_SECONDS = 0.0005
 
 
 def run_poller(options: RunOptions, say: Callable[[str], None]) -> str:
