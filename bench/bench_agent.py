@@ -55,9 +55,11 @@ from harness import (
     percentile_ms,
     process_cpu_seconds,
     raise_open_files_limit,
+    relative_command,
     setup_django,
 )
 from nginx import NginxTarget
+from run_logs import publish_run
 
 CHUNK = 5000
 # The delay from poll to row is read from this many projects' rows (spread
@@ -83,8 +85,19 @@ def main() -> None:
         web.wait_ready()
         row = run(args, web, target, token, region, ids)
     row.update(database="PostgreSQL" if args.db else "SQLite")
-    print(f"Machine: {machine()}; commit {git_head()}")
-    print(markdown_table([row]))
+    text = "\n".join(
+        [
+            "# Agent benchmark",
+            "",
+            f"`{relative_command(sys.argv)}`",
+            "",
+            f"Machine: {machine()}; commit {git_head()}",
+            "",
+            markdown_table([row]),
+        ]
+    )
+    print(text)
+    print(f"Published: {publish_run('agent', text).relative_to(ROOT)}")
 
 
 def parse_args() -> argparse.Namespace:
