@@ -127,6 +127,7 @@ def main() -> None:
                     "skipped ticks": report.summary.get("skipped_ticks"),
                     "lag p50": f"{p50 or 0:.0f} ms",
                     "lag p99": f"{p99 or 0:.0f} ms",
+                    "lag p99, steady": f"{report.steady_lag_p99_ms() or 0:.0f} ms",
                     "CPU": f"{report.cpu_percent:.0f} %",
                     "CPU per request": (
                         f"{report.cpu_percent * 10_000 / requests_per_s:.0f} µs"

@@ -31,6 +31,8 @@ from harness import ROOT, ProcessSample, django_env, free_port, machine_cpu_seco
 STARTUP_TIMEOUT_SECONDS = 300
 STOP_TIMEOUT_SECONDS = 300
 STATUS_EVERY_SECONDS = 5.0
+# The span of the engine's lag percentiles (polling/engine/stats.py).
+LAG_MINUTE_SECONDS = 60.0
 STARTUP_POLL_SECONDS = 0.1
 SCHEDULED_LOG = "Poller started with"
 ICMP_LINE = "ICMP checks"  # runpoller's sentence on how it pings
@@ -117,6 +119,10 @@ class PollerReport:
     # Each meter's increase over the window, per second.
     meter_rates: dict[str, float] = field(default_factory=dict)
     statuses_at_end: list[dict] = field(default_factory=list)  # per poller
+    # Samples taken in the measured window start here (the engine's lag
+    # percentiles cover the last minute, so those of the window's first
+    # minute still reach back before it).
+    window_first_sample: int = 0
 
     def final_status(self) -> dict:
         """The last status sample, updated with the exit summary."""
@@ -130,6 +136,14 @@ class PollerReport:
         if not p50s:
             return None, None, None
         return p50s[len(p50s) // 2], max(p99s, default=None), max(maxes, default=None)
+
+    def steady_lag_p99_ms(self) -> float | None:
+        """The worst sampled p99 whose minute lies wholly in the measured
+        window: the start's spread and the warm-up left out."""
+        skip = int(LAG_MINUTE_SECONDS / STATUS_EVERY_SECONDS)
+        steady = self.samples[self.window_first_sample + skip :]
+        p99s = [s["lag_p99_ms"] for s in steady if s.get("lag_p99_ms")]
+        return max(p99s, default=None)
 
 
 class PollerRun:
@@ -214,6 +228,7 @@ class PollerRun:
         cpu_before, machine_before = sample.cpu_seconds, machine_cpu_seconds()[0]
         counts_before, meters_before = self.status(), self._read_meters()
         window_start = time.monotonic()
+        report.window_first_sample = len(samples)
         self._sample_until(process, sample, samples, window_start + measure)
         window = time.monotonic() - window_start
         statuses_after, meters_after = self.statuses(), self._read_meters()
