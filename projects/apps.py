@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.apps import apps as global_apps
 from django.core import checks
 from django.db.models.signals import post_delete, post_migrate, post_save
 
@@ -58,6 +59,29 @@ class ProjectsConfig(AppConfig):
             ensure_default_region,
             sender=self,
             dispatch_uid="projects.ensure_default_region",
+        )
+        # The default team is the install's first (teams.default_team_id):
+        # made again after a flush, so a team made by hand afterwards, an
+        # untrusted one say, never becomes the default by being first.
+        post_migrate.connect(
+            ensure_default_team,
+            sender=self,
+            dispatch_uid="projects.ensure_default_team",
+        )
+
+
+def ensure_default_team(using: str = "default", apps=None, **kwargs) -> None:
+    """With the migrated state's Team (`apps`, as post_migrate sends it), so
+    a migrate back to before teams existed finds no table and leaves it."""
+    from projects.models.teams import DEFAULT_TEAM_NAME
+
+    try:
+        team = (apps or global_apps).get_model("projects", "Team")
+    except LookupError:
+        return
+    if not team.objects.using(using).exists():
+        team.objects.using(using).create(
+            name=DEFAULT_TEAM_NAME, slug="default", trusted=True
         )
 
 
