@@ -379,18 +379,22 @@ class Transport:
             dns_us=resolved or None,
             connect_us=connected - resolved if connected else None,
             tls_us=handshaken - connected if handshaken else None,
-            first_byte_us=self._first_byte_us(),
+            first_byte_us=self._first_byte_us(handshaken or connected),
         )
 
-    def _first_byte_us(self) -> int | None:
+    def _first_byte_us(self, ready_us: int) -> int | None:
         """From the request sent to the first byte of the answer; None when
-        no answer came (libcurl still sets both times when it gives up)."""
+        no answer came (libcurl still sets both times when it gives up).
+        On a new connection it counts from the connection being ready, so
+        the phases add up to the time to first byte: libcurl notes its
+        "pretransfer" only after the request has gone, and on a busy
+        machine the server's first milliseconds could fall before it. A
+        reused connection (`ready_us` 0) has only that note to count from."""
         curl = self._curl
         if not curl.getinfo(pycurl.HEADER_SIZE):
             return None
-        return curl.getinfo(pycurl.STARTTRANSFER_TIME_T) - curl.getinfo(
-            pycurl.PRETRANSFER_TIME_T
-        )
+        sent_us = ready_us or curl.getinfo(pycurl.PRETRANSFER_TIME_T)
+        return curl.getinfo(pycurl.STARTTRANSFER_TIME_T) - sent_us
 
     def _certificate_stale(self, origin: str) -> bool:
         remembered = self._certificates.get(origin)
