@@ -102,22 +102,26 @@ def start_in_order(stack: Stack) -> None:
     )
     migrated = stack.state("migrate")["ExitCode"]
     assert migrated == 0, f"migrate exited {migrated}:\n{stack.logs('migrate')}"
-    stack.up("web", "worker", "tasks", "target")
+    serving = ("web", "worker", "tasks", "target")
+    stack.up(*serving)
     for service in ("web", "worker"):
         wait_until(lambda s=service: stack.healthy(s), timeout=SERVICE_START_SECONDS)
-    wait_until(lambda: resolves(stack, "target"), timeout=SERVICE_START_SECONDS)
+    wait_until(lambda: resolves(stack, ("db", *serving)), timeout=SERVICE_START_SECONDS)
 
 
-def resolves(stack: Stack, name: str) -> bool:
-    """Whether the web container finds `name` through the network's DNS.
+def resolves(stack: Stack, names: tuple[str, ...]) -> bool:
+    """Whether the web container finds every one of `names` through the
+    network's DNS.
 
     aardvark-dns (podman's) reloads its records for each container that
-    joins, and a query that arrives meanwhile goes unanswered; the resolver
-    then asks the host's name server next in resolv.conf, which has never
-    heard of "db" ("Name or service not known"). The target joined last,
-    so once it resolves, no reload is left to come.
+    joins, and a query that arrives meanwhile goes unanswered ("Temporary
+    failure in name resolution"), or the resolver asks the host's name
+    server next in resolv.conf, which has never heard of "db" ("Name or
+    service not known"). podman-compose starts the serving containers in
+    an order of its own, so no one of them is known to join last: once
+    all of them resolve, every one has joined and no reload is left.
     """
-    lookup = f"import socket; socket.getaddrinfo({name!r}, None)"
+    lookup = f"import socket\nfor name in {names!r}: socket.getaddrinfo(name, None)"
     return stack.exec("web", "python", "-c", lookup, check=False).returncode == 0
 
 
