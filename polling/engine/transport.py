@@ -69,6 +69,10 @@ class Request:
     keep_headers: bool = False
     # May connect to POLL_BLOCKED_NETWORKS (its team is trusted).
     trusted: bool = False
+    # HTTP/2 only: without TLS from the first byte (prior knowledge), with
+    # TLS as ALPN agrees (gRPC); else libcurl's choice (HTTP/1.1 in the
+    # clear, HTTP/2 over TLS when the server offers it).
+    http2: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +189,7 @@ class Transport:
         self.certificates_read = 0
         self._sessions = sessions
         self._share: pycurl.CurlShare | None = None
+        self._http2 = False  # the handle is set for Request.http2
         self._resolve = list(resolve)
         self._ca_bundle = ca_bundle
         self._set_defaults(ca_bundle, self._resolve)
@@ -289,6 +294,13 @@ class Transport:
         self._capped = False
         self._kept = [] if request.keep_body else None
         self._keep_headers(request.keep_headers)
+        if request.http2 is not self._http2:
+            version = pycurl.CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+            curl.setopt(
+                pycurl.HTTP_VERSION,
+                version if request.http2 else pycurl.CURL_HTTP_VERSION_NONE,
+            )
+            self._http2 = request.http2
         curl.setopt(pycurl.URL, request.url)
         origin, https = _origin(request.url)
         self._origin = origin if https else None
@@ -311,8 +323,9 @@ class Transport:
         if request.method == "HEAD":
             curl.setopt(pycurl.NOBODY, 1)
         elif request.body or request.method in _METHODS_WITH_BODY:
-            curl.setopt(pycurl.POSTFIELDSIZE, len(request.body))
-            curl.setopt(pycurl.COPYPOSTFIELDS, request.body)
+            # pycurl holds the bytes (and their size) for libcurl, NULs and
+            # all (a gRPC message has them); COPYPOSTFIELDS refuses a NUL.
+            curl.setopt(pycurl.POSTFIELDS, request.body)
         if request.method in ("HEAD", "POST") or (
             request.method == "GET" and not request.body
         ):

@@ -14,8 +14,14 @@ UNKNOWN = health_pb2.HealthCheckResponse.UNKNOWN
 
 
 class HealthServer:
-    def __init__(self, *, with_health: bool = True, pem: bytes | None = None) -> None:
-        """`pem`: a key and certificate, for a server that speaks TLS."""
+    def __init__(
+        self,
+        *,
+        with_health: bool = True,
+        pem: bytes | tuple[bytes, bytes] | None = None,
+    ) -> None:
+        """`pem`: a key and certificate in one, or (key, certificate chain),
+        for a server that speaks TLS."""
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         self.health = health.HealthServicer()
         if with_health:
@@ -23,7 +29,8 @@ class HealthServer:
         if pem is None:
             self.port = self._server.add_insecure_port("127.0.0.1:0")
         else:
-            credentials = grpc.ssl_server_credentials([(pem, pem)])
+            key, chain = pem if isinstance(pem, tuple) else (pem, pem)
+            credentials = grpc.ssl_server_credentials([(key, chain)])
             self.port = self._server.add_secure_port("127.0.0.1:0", credentials)
 
     def set(self, service: str, status) -> None:

@@ -63,7 +63,7 @@ PROBES: dict[str, Probe] = {
 # started_at, blocked_networks)`, which blocks and returns the Outcome,
 # never raising.
 Driver = Callable[[Task, datetime, Sequence[Network]], Outcome]
-DRIVER_MODULES = (postgres, mysql, redis, grpc)
+DRIVER_MODULES = (postgres, mysql, redis)
 DRIVERS: dict[str, Driver] = {
     scheme: module.check for module in DRIVER_MODULES for scheme in module.SCHEMES
 }

@@ -2,99 +2,244 @@
 the standard grpc.health.v1.Health/Check for the service the path names
 (empty: the server as a whole). Up when the answer is SERVING; NOT_SERVING,
 UNKNOWN and SERVICE_UNKNOWN, a service the server does not know and a
-server without the health service are each a readable failure. The call
-is the poll's first-byte phase.
+server without the health service are each a readable failure.
 
-The channel goes to the address resolved and checked against the blocked
-networks (drivers.py); the host name stays the authority, and what TLS
-verifies (against certifi's authorities).
+gRPC is HTTP/2: a POST of one length-prefixed protobuf message, answered
+by one and a status in the trailers. libcurl speaks it on the executor's
+loop like an HTTP poll (HTTP/2 from the first byte without TLS, by ALPN
+with it), so a check costs what an HTTP poll does, keeps its connection
+for the next one, passes the same blocked-networks guard, and reports
+the same phases and certificate expiry; a blocking gRPC client on a side
+thread cost 4-6 ms of CPU a check (docs/benchmarks.md, issue #43). The
+two messages are encoded here: each has one field.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Generator, Sequence
+import time
+from collections.abc import Generator
 from datetime import datetime
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
-import certifi
+import pycurl
 
-from polling.engine.blocked import Network
-from polling.engine.probes.drivers import DriverFailed, Watch, endpoint, resolve
-from polling.engine.reasons import timed_out
-from polling.engine.transport import Exchange, Transport
+from polling.engine import verdict
+from polling.engine.probes.outcomes import Trace, outcome
+from polling.engine.reasons import timed_out, transfer_reason
+from polling.engine.transport import (
+    Exchange,
+    Request,
+    Response,
+    TransferError,
+    Transport,
+)
 from polling.engine.types import Outcome, Task
 
 SCHEMES = ("grpc", "grpcs")
-# "...:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED: self signed
-# certificate: OK" in a handshake failure's details.
-_OPENSSL_ERROR = re.compile(r"OPENSSL_internal:([A-Z_]+)(?:: ([^:]+))?")
 DEFAULT_PORT = 443
+CHECK_PATH = "/grpc.health.v1.Health/Check"
+# grpc.health.v1.HealthCheckResponse.ServingStatus
+SERVING_STATUSES = {0: "UNKNOWN", 1: "SERVING", 2: "NOT_SERVING", 3: "SERVICE_UNKNOWN"}
+# The gRPC status codes (grpc-status), by number.
+STATUS_CODES = (
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+)
+DEADLINE_EXCEEDED, NOT_FOUND, UNIMPLEMENTED = 4, 5, 12
+
+
+class Unanswered(Exception):
+    """The server's answer is not a gRPC health answer; `reason` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def poll_steps(
     handle: Transport, task: Task, started_at: datetime
 ) -> Generator[Exchange, Any, Outcome]:
-    """The check run here, blocking (probe()); the executor hands these
-    polls to the side pool instead (engine/side_pool.py)."""
-    return check(task, started_at, handle.blocked_networks)
-    yield  # a generator that needs no exchange
-
-
-def check(task: Task, started_at: datetime, networks: Sequence[Network]) -> Outcome:
-    """One gRPC health check of the task's target; never raises."""
-    import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
+    """One gRPC health check of the task's target (see probe.poll_steps)."""
     target = task.target
-    watch = Watch()
+    trace = Trace()
     try:
-        point = endpoint(target.url, DEFAULT_PORT)
-        address = resolve(point, networks, trusted=target.trusted, watch=watch)
-        service = point.path.strip("/")
-        with _channel(grpc, point, address) as channel, watch.phase("query"):
-            answer = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=service),
-                timeout=target.timeout_seconds,
-            )
-    except DriverFailed as failed:
-        return watch.outcome(task, started_at, failed.reason)
-    except grpc.RpcError as error:
-        reason = _reason(grpc, error, service, target.timeout_seconds)
-        return watch.outcome(task, started_at, reason)
-    status = health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status)
-    reason = "" if status == "SERVING" else f"gRPC health: {status}"
-    return watch.outcome(task, started_at, reason, status)
-
-
-def _channel(grpc, point, address: str):
-    where = (
-        f"ipv6:[{address}]:{point.port}"
-        if ":" in address
-        else (f"ipv4:{address}:{point.port}")
+        url, service = _address(target.url)
+    except ValueError as error:
+        return outcome(task, started_at, trace, None, f"invalid URL: {error}")
+    timeout_ms = round(target.timeout_seconds * 1000)
+    request = Request(
+        "POST",
+        url + CHECK_PATH,
+        headers=(
+            ("Content-Type", "application/grpc"),
+            ("TE", "trailers"),
+            ("grpc-timeout", f"{timeout_ms}m"),
+        ),
+        body=frame(health_check_request(service)),
+        keep_body=True,
+        keep_headers=True,
+        trusted=target.trusted,
+        http2=True,
     )
-    options = [("grpc.default_authority", point.host), ("grpc.enable_retries", 0)]
-    if point.scheme == "grpcs":
-        with open(certifi.where(), "rb") as roots:
-            credentials = grpc.ssl_channel_credentials(root_certificates=roots.read())
-        options.append(("grpc.ssl_target_name_override", point.host))
-        return grpc.secure_channel(where, credentials, options=options)
-    return grpc.insecure_channel(where, options=options)
+    start = time.monotonic()
+    try:
+        response = yield handle.begin(request, timeout_ms=timeout_ms)
+    except TransferError as error:
+        trace.add(error.phases)
+        reason = transfer_reason(error, url, target.timeout_seconds)
+        return outcome(task, started_at, trace, None, reason or error.message)
+    elapsed_ms = round((time.monotonic() - start) * 1000)
+    trace.add(response.phases, response.tls_expires_at)
+    try:
+        status = serving_status(response, handle, service, target.timeout_seconds)
+    except Unanswered as unanswered:
+        return outcome(
+            task,
+            started_at,
+            trace,
+            None,
+            unanswered.reason,
+            response_time_ms=elapsed_ms,
+        )
+    reason = "" if status == "SERVING" else f"gRPC health: {status}"
+    reason = reason or verdict.slow_reason(target.max_response_time_ms, elapsed_ms)
+    return outcome(
+        task,
+        started_at,
+        trace,
+        None,
+        reason,
+        response_time_ms=elapsed_ms,
+        message=status,
+    )
 
 
-def _reason(grpc, error, service: str, timeout: float) -> str:
-    code, details = error.code(), " ".join((error.details() or "").split())
-    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+def _address(url: str) -> tuple[str, str]:
+    """The http(s) origin a grpc(s) URL names, and the service its path
+    names; raises ValueError."""
+    parts = urlsplit(url)
+    host, port = parts.hostname, parts.port or DEFAULT_PORT
+    if not host:
+        raise ValueError("no host name")
+    scheme = "https" if parts.scheme.lower() == "grpcs" else "http"
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}:{port}", unquote(parts.path).strip("/")
+
+
+def serving_status(
+    response: Response, handle: Transport, service: str, timeout: float
+) -> str:
+    """The ServingStatus's name the answer carries; raises Unanswered."""
+    if handle.curl.getinfo(pycurl.INFO_HTTP_VERSION) != pycurl.CURL_HTTP_VERSION_2_0:
+        raise Unanswered("gRPC: the server does not speak HTTP/2")
+    if response.status_code != 200:
+        raise Unanswered(f"gRPC: the server answered HTTP {response.status_code}")
+    headers = {name.lower(): value for name, value in response.headers}
+    code = headers.get("grpc-status")
+    if code is None:
+        raise Unanswered("gRPC: the answer has no grpc-status")
+    if code != "0":
+        raise Unanswered(_status_reason(code, headers, service, timeout))
+    return SERVING_STATUSES.get(
+        health_check_response_status(unframe(response.body)), "UNKNOWN"
+    )
+
+
+def _status_reason(code: str, headers: dict[str, str], service: str, timeout) -> str:
+    number = int(code) if code.isdigit() else -1
+    if number == DEADLINE_EXCEEDED:
         return timed_out(timeout)
-    if code == grpc.StatusCode.NOT_FOUND:
+    if number == NOT_FOUND:
         return f"gRPC health: SERVICE_UNKNOWN (the server does not know “{service}”)"
-    if code == grpc.StatusCode.UNIMPLEMENTED:
+    if number == UNIMPLEMENTED:
         return "gRPC health: the server has no health service (UNIMPLEMENTED)"
-    if "Connection refused" in details:
-        return "connection refused"
-    if tls := _OPENSSL_ERROR.search(details):
-        reason, detail = tls.groups()
-        if reason == "CERTIFICATE_VERIFY_FAILED":
-            return f"TLS certificate verify failed: {detail or 'unknown reason'}"
-        return f"TLS error: {reason.lower().replace('_', ' ')}"
-    return f"gRPC: {code.name}: {details}"
+    name = STATUS_CODES[number] if 0 <= number < len(STATUS_CODES) else code
+    details = " ".join(unquote(headers.get("grpc-message", "")).split())
+    return f"gRPC: {name}: {details}" if details else f"gRPC: {name}"
+
+
+def health_check_request(service: str) -> bytes:
+    """HealthCheckRequest{service}: field 1, a string (left out when empty,
+    as proto3 does)."""
+    if not service:
+        return b""
+    encoded = service.encode()
+    return b"\x0a" + _varint(len(encoded)) + encoded
+
+
+def health_check_response_status(message: bytes) -> int:
+    """HealthCheckResponse's field 1 (a varint; 0 when left out); other
+    fields are skipped. Raises Unanswered when the bytes are not protobuf."""
+    status, at = 0, 0
+    while at < len(message):
+        key, at = _read_varint(message, at)
+        field, wire_type = key >> 3, key & 7
+        if wire_type == 0:
+            value, at = _read_varint(message, at)
+            if field == 1:
+                status = value
+        elif wire_type == 2:
+            length, at = _read_varint(message, at)
+            at += length
+        elif wire_type in (1, 5):
+            at += 8 if wire_type == 1 else 4
+        else:
+            raise Unanswered("gRPC: the answer is not a HealthCheckResponse")
+    if at > len(message):
+        raise Unanswered("gRPC: the answer is not a HealthCheckResponse")
+    return status
+
+
+def frame(message: bytes) -> bytes:
+    """A gRPC message on the wire: not compressed, its length, itself."""
+    return b"\x00" + len(message).to_bytes(4, "big") + message
+
+
+def unframe(body: bytes) -> bytes:
+    """The first message of a gRPC body; raises Unanswered."""
+    if len(body) < 5:
+        raise Unanswered("gRPC: the answer has no message")
+    if body[0] != 0:
+        raise Unanswered("gRPC: the answer is compressed, which was not asked for")
+    length = int.from_bytes(body[1:5], "big")
+    if len(body) < 5 + length:
+        raise Unanswered("gRPC: the answer's message is cut short")
+    return body[5 : 5 + length]
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _read_varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if at >= len(data) or shift > 63:
+            raise Unanswered("gRPC: the answer is not a HealthCheckResponse")
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, at
+        shift += 7
