@@ -13,14 +13,18 @@ password: drivers may repeat what they were given.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
+import ssl
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import parse_qsl, unquote, urlsplit
+
+import certifi
 
 from polling.engine import verdict
 from polling.engine.blocked import Network, blocked_network
@@ -139,6 +143,14 @@ def resolve(
     if not trusted and blocked_network(address, networks) is not None:
         raise DriverFailed(f"{address} is in a blocked network (POLL_BLOCKED_NETWORKS)")
     return str(address)
+
+
+@functools.cache
+def verified_tls_context() -> ssl.SSLContext:
+    """The TLS context of the drivers' checks: certifi's authorities and
+    the host name checked. One for the process: loading the authorities
+    costs milliseconds, and a context serves many threads at once."""
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 def open_socket(address: str, port: int, timeout: float) -> socket.socket:

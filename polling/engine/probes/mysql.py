@@ -15,8 +15,6 @@ from collections.abc import Generator, Sequence
 from datetime import datetime
 from typing import Any
 
-import certifi
-
 from polling.engine.blocked import Network
 from polling.engine.probes.drivers import (
     DriverFailed,
@@ -26,6 +24,7 @@ from polling.engine.probes.drivers import (
     masked,
     open_socket,
     resolve,
+    verified_tls_context,
 )
 from polling.engine.reasons import timed_out
 from polling.engine.transport import Exchange, Transport
@@ -89,7 +88,7 @@ def check(task: Task, started_at: datetime, networks: Sequence[Network]) -> Outc
 def _tls(point) -> ssl.SSLContext | None:
     if point.params.get("ssl", "").lower() not in TRUE:
         return None
-    return ssl.create_default_context(cafile=certifi.where())
+    return verified_tls_context()
 
 
 def _query(connection, point, watch: Watch) -> str:
