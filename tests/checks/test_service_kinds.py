@@ -275,3 +275,19 @@ def test_every_page_shows_a_service_project_with_its_password_masked(
         assert SECRET not in response.content.decode(), page
     detail = admin_client.get(project.get_absolute_url()).content.decode()
     assert f"{project.check_kind.label} {masked_url(url)}" in detail
+
+
+@pytest.mark.parametrize(
+    ("url", "watched"),
+    [
+        ("grpcs://api.example.com:443/shop.Cart", True),
+        ("grpc://api.example.com:50051/shop.Cart", False),
+        ("wss://live.example.com/socket", True),
+        ("smtps://mail.example.com", True),
+        ("redis://cache.example.com:6379/0", False),
+    ],
+)
+def test_the_kinds_whose_polls_read_a_certificate_have_its_expiry_watched(
+    url, watched
+):
+    assert Project(url=url).reads_certificate is watched

@@ -49,4 +49,7 @@ KIND = CheckKind(
     up_rules=up_rules,
     unused_reason="A gRPC check calls the standard health service: {what}.",
     measures="call time",
+    # The poller reads a grpcs:// server's certificate as an HTTPS one's
+    # (polling/engine/probes/grpc.py): its expiry is watched the same way.
+    tls_schemes=("grpcs",),
 )
