@@ -287,7 +287,5 @@ def test_every_page_shows_a_service_project_with_its_password_masked(
         ("redis://cache.example.com:6379/0", False),
     ],
 )
-def test_the_kinds_whose_polls_read_a_certificate_have_its_expiry_watched(
-    url, watched
-):
-    assert Project(url=url).reads_certificate is watched
+def test_the_kinds_whose_polls_read_a_certificate_have_its_expiry_watched(url, watched):
+    assert kind_of(url).reads_certificate(url) is watched

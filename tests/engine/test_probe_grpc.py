@@ -25,14 +25,6 @@ from tests.support.target_server import TargetServer
 
 
 @pytest.fixture
-def handle(poll_mode, tls_ca_bundle):
-    made = open_handle(poll_mode, ca_bundle=tls_ca_bundle)
-    yield made
-    if hasattr(made, "close"):
-        made.close()
-
-
-@pytest.fixture
 def poll(handle):
     def run(url: str, *, timeout: float = 5):
         task = Task(

@@ -33,14 +33,6 @@ def tls(tls_ca) -> ssl.SSLContext:
     return server_context(tls_ca)
 
 
-@pytest.fixture
-def handle(poll_mode, tls_ca_bundle):
-    made = open_handle(poll_mode, ca_bundle=tls_ca_bundle)
-    yield made
-    if hasattr(made, "close"):
-        made.close()
-
-
 def poll(handle, url: str, *, timeout: float = 5, networks=None):
     task = Task(
         target=Target(project_id=1, url=url, timeout_seconds=timeout),

@@ -4,9 +4,6 @@ each failure's reason as a person reads it."""
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import threading
 from datetime import UTC, datetime
 
 import pytest
@@ -15,6 +12,7 @@ from polling.engine.blocked import parse_networks
 from polling.engine.probe import needs_side_pool, side_check
 from polling.engine.types import Target, Task
 from tests.support.silent_server import SilentServer
+from tests.support.socket_servers import RecordingRedis
 
 POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
 MARIADB = "mysql://root@127.0.0.1:3306/test"
@@ -145,34 +143,6 @@ def test_only_the_driver_kinds_go_to_the_side_pool():
     assert needs_side_pool(task("rediss://cache.example.com/0"))
     assert not needs_side_pool(task("https://example.com/"))
     assert not needs_side_pool(task("tcp://127.0.0.1:5432"))
-
-
-class RecordingRedis:
-    """A stand-in Redis on 127.0.0.1 that answers every command +PONG and
-    keeps the bytes each connection sent: what a check says to a server."""
-
-    def __init__(self) -> None:
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        self.received = bytearray()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-
-    def __enter__(self) -> RecordingRedis:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._listener.close()
-        self._thread.join(5)
-
-    def _serve(self) -> None:
-        with contextlib.suppress(OSError):
-            connection, _ = self._listener.accept()
-            with connection:
-                while chunk := connection.recv(4096):
-                    self.received += chunk
-                    # One answer per command (an array's "*" opens each).
-                    connection.sendall(b"+PONG\r\n" * chunk.count(b"*"))
 
 
 def test_a_redis_check_says_only_its_command():

@@ -7,21 +7,11 @@ from __future__ import annotations
 import ssl
 from datetime import UTC, datetime
 
-import pytest
-
 from polling.engine.types import Target, Task
-from tests.support.executor_probe import open_handle, run_poll
+from tests.support.executor_probe import run_poll
 from tests.support.silent_server import SilentServer
 from tests.support.waiting import wait_until
 from tests.support.websocket_server import WebSocketServer
-
-
-@pytest.fixture
-def handle(poll_mode, tls_ca_bundle):
-    made = open_handle(poll_mode, ca_bundle=tls_ca_bundle)
-    yield made
-    if hasattr(made, "close"):
-        made.close()
 
 
 def poll(handle, url: str, *, timeout: float = 5):

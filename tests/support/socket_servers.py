@@ -1,5 +1,6 @@
 """Small real servers on 127.0.0.1 for the socket kinds' tests: an SSH
-banner server, a UDP echo server, a UDP server that never answers. Each
+banner server, a UDP echo server, a UDP server that never answers, a
+stand-in Redis that records what it is told. Each
 binds port 0 and stops when its `with` block ends."""
 
 from __future__ import annotations
@@ -89,3 +90,31 @@ def closed_udp_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+class RecordingRedis:
+    """A stand-in Redis on 127.0.0.1 that answers every command +PONG and
+    keeps the bytes each connection sent: what a check says to a server."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.received = bytearray()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> RecordingRedis:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._listener.close()
+        self._thread.join(5)
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):
+            connection, _ = self._listener.accept()
+            with connection:
+                while chunk := connection.recv(4096):
+                    self.received += chunk
+                    # One answer per command (an array's "*" opens each).
+                    connection.sendall(b"+PONG\r\n" * chunk.count(b"*"))

@@ -3,6 +3,7 @@ again after a flush, so a team made by hand afterwards, an untrusted one
 in particular, never becomes the default by being the first row."""
 
 import pytest
+
 from django.core.management import call_command
 
 from projects.models import Team
