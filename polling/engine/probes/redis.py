@@ -101,7 +101,8 @@ def _without_client_info(redis) -> dict:
     """The arguments that keep redis-py from sending CLIENT SETINFO on each
     connect: two more round trips, a failed call in the stats of a Redis
     before 7.2, and its own version read from the package's metadata each
-    time (a third of a check's CPU). redis-py 7.2 named them driver_info."""
+    time (a third of a check's CPU). Newer redis-py takes driver_info=None,
+    older lib_name and lib_version (deprecated since)."""
     for kind in redis.Connection.__mro__:  # Connection passes **kwargs up
         init = vars(kind).get("__init__")
         if init and "driver_info" in inspect.signature(init).parameters:
