@@ -73,16 +73,14 @@ class ProjectsConfig(AppConfig):
 def ensure_default_team(using: str = "default", apps=None, **kwargs) -> None:
     """With the migrated state's Team (`apps`, as post_migrate sends it), so
     a migrate back to before teams existed finds no table and leaves it."""
-    from projects.models.teams import DEFAULT_TEAM_NAME
+    from projects.models.teams import DEFAULT_TEAM_FIELDS
 
     try:
         team = (apps or global_apps).get_model("projects", "Team")
     except LookupError:
         return
     if not team.objects.using(using).exists():
-        team.objects.using(using).create(
-            name=DEFAULT_TEAM_NAME, slug="default", trusted=True
-        )
+        team.objects.using(using).create(**DEFAULT_TEAM_FIELDS)
 
 
 def ensure_default_region(using: str = "default", **kwargs) -> None:

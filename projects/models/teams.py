@@ -109,6 +109,9 @@ class Membership(models.Model):
 
 
 DEFAULT_TEAM_NAME = "Default"
+# The install's first team as made in a fresh or flushed database
+# (default_team_id, and ProjectsConfig's post_migrate receiver).
+DEFAULT_TEAM_FIELDS = {"name": DEFAULT_TEAM_NAME, "slug": "default", "trusted": True}
 
 
 def default_team_id() -> int:
@@ -117,7 +120,7 @@ def default_team_id() -> int:
     first = Team.objects.order_by("pk").values_list("pk", flat=True).first()
     if first is not None:
         return first
-    return Team.objects.create(name=DEFAULT_TEAM_NAME, slug="default", trusted=True).pk
+    return Team.objects.create(**DEFAULT_TEAM_FIELDS).pk
 
 
 def default_team() -> Team:
