@@ -1,15 +1,18 @@
 """What a poll of each socket kind costs: the executor alone, fed at a
-fixed rate with ping, DNS, UDP or SSH checks of loopback servers, and the
-process's CPU per poll (issue #41's target: ICMP and DNS under 50 µs).
+fixed rate with ping, DNS, UDP, SSH or HTTP checks of loopback servers,
+and the process's CPU per poll (issue #41's target: ICMP and DNS under
+50 µs, a ping no dearer than an HTTP poll).
 
-    python bench/netchecks_cost.py --kinds icmp,dns,udp,ssh --rate 500 --seconds 5
+    python bench/netchecks_cost.py --kinds http,icmp,icmp3,dns,udp,ssh \\
+        --rate 500 --seconds 5
 
-The DNS server is Debian's dnsmasq (its CPU is its own process's, not
-counted), the UDP and SSH servers are threads of this process (their CPU
-is counted: an upper bound for those two kinds). Every target is on
-127.0.0.1. Not part of the test suite. A whole runpoller with these
-kinds, its own CPU alone, is the capacity benchmark's
-(`bench/capacity.py --only kinds,kind`, bench/kinds.py).
+`icmp` sends one echo a check, `icmp3` three (the default of a project).
+The DNS server is Debian's dnsmasq and the HTTP target nginx (their CPU
+is their own processes', not counted), the UDP and SSH servers are
+threads of this process (their CPU is counted: an upper bound for those
+two kinds). Every target is on 127.0.0.1. Not part of the test suite. A
+whole runpoller with these kinds, its own CPU alone, is the capacity
+benchmark's (`bench/capacity.py --only kinds,kind`, bench/kinds.py).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from nginx import NginxTarget  # noqa: E402
+
 from polling.engine.executor import Executor  # noqa: E402
 from polling.engine.handoff import TaskQueue  # noqa: E402
 from polling.engine.probe import make_transfers, poll_steps  # noqa: E402
@@ -35,8 +40,12 @@ from tests.support.socket_servers import BannerServer, UdpServer  # noqa: E402
 
 
 def targets_for(kind: str, servers: dict) -> Target:
+    if kind == "http":
+        return Target(project_id=1, url=servers["http"].url("/ok"))
     if kind == "icmp":
         return Target(project_id=1, url="icmp://127.0.0.1", ping_count=1)
+    if kind == "icmp3":
+        return Target(project_id=1, url="icmp://127.0.0.1", ping_count=3)
     if kind == "dns":
         port = servers["dns"].port
         return Target(
@@ -96,8 +105,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=200, help="polls at once")
     options = parser.parse_args()
     kinds = options.kinds.split(",")
-    with DnsServer() as dns, UdpServer() as udp, BannerServer() as ssh:
-        servers = {"dns": dns, "udp": udp, "ssh": ssh}
+    with (
+        DnsServer() as dns,
+        UdpServer() as udp,
+        BannerServer() as ssh,
+        NginxTarget() as http,
+    ):
+        servers = {"dns": dns, "udp": udp, "ssh": ssh, "http": http}
         print("| kind | polls | up | CPU per poll (µs) |")
         print("| --- | ---: | ---: | ---: |")
         for kind in kinds:
