@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import math
 import select
 import time
 from collections.abc import Callable
@@ -28,6 +29,14 @@ from polling.engine.transport import Exchange, Readable, Transport
 from polling.engine.wakeup import Doorbell
 
 Owner = TypeVar("Owner")
+
+# The poller's own sockets' timers (a ping's next echo, a DNS query's
+# timeout) are woken on a grid of this many seconds, not each at its own
+# instant: at 833 ping checks a second, three echoes each, the worker
+# otherwise woke about 1,700 times a second for one send each, and as
+# often again for its reply. None of these times needs the precision:
+# an echo goes out at most this late, a timeout ends at most this late.
+SOCKET_TIMER_GRAIN_SECONDS = 0.01
 
 _CURL_EVENTS = {
     pycurl.POLL_IN: select.EPOLLIN,
@@ -126,7 +135,7 @@ class Transfers(Generic[Owner]):
         """Let libcurl work until a socket is ready, its timer fires, the
         doorbell rings or `timeout` seconds pass (None: no limit but
         those); returns the exchanges that ended."""
-        socket_deadline = self._deadlines[0][0] if self._deadlines else None
+        socket_deadline = _on_grid(self._deadlines[0][0]) if self._deadlines else None
         for wake_at in (self._timer_at, socket_deadline, self._first_wait_deadline()):
             if wake_at is not None:
                 left = max(wake_at - self._clock(), 0.0)
@@ -318,3 +327,8 @@ def _curl_mask(events: int) -> int:
     if events & select.EPOLLERR:
         mask |= pycurl.CSELECT_ERR
     return mask
+
+
+def _on_grid(moment: float) -> float:
+    """The first point of the socket timers' grid at or after `moment`."""
+    return math.ceil(moment / SOCKET_TIMER_GRAIN_SECONDS) * SOCKET_TIMER_GRAIN_SECONDS
