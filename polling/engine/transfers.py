@@ -135,7 +135,9 @@ class Transfers(Generic[Owner]):
         """Let libcurl work until a socket is ready, its timer fires, the
         doorbell rings or `timeout` seconds pass (None: no limit but
         those); returns the exchanges that ended."""
-        socket_deadline = _on_grid(self._deadlines[0][0]) if self._deadlines else None
+        socket_deadline = (
+            on_timer_grid(self._deadlines[0][0]) if self._deadlines else None
+        )
         for wake_at in (self._timer_at, socket_deadline, self._first_wait_deadline()):
             if wake_at is not None:
                 left = max(wake_at - self._clock(), 0.0)
@@ -329,6 +331,6 @@ def _curl_mask(events: int) -> int:
     return mask
 
 
-def _on_grid(moment: float) -> float:
+def on_timer_grid(moment: float) -> float:
     """The first point of the socket timers' grid at or after `moment`."""
     return math.ceil(moment / SOCKET_TIMER_GRAIN_SECONDS) * SOCKET_TIMER_GRAIN_SECONDS

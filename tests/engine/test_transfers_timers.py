@@ -9,7 +9,11 @@ import time
 import pytest
 
 from polling.engine.sockets import SocketExchange
-from polling.engine.transfers import SOCKET_TIMER_GRAIN_SECONDS, Transfers, _on_grid
+from polling.engine.transfers import (
+    SOCKET_TIMER_GRAIN_SECONDS,
+    Transfers,
+    on_timer_grid,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -28,7 +32,7 @@ def test_timers_due_within_one_grain_end_in_one_wait():
     try:
         # Eight deadlines a millisecond apart, all inside one grain of the
         # grid, far enough ahead that none has passed when waiting starts.
-        start = _on_grid(time.monotonic() + 0.2)
+        start = on_timer_grid(time.monotonic() + 0.2)
         for n, (ours, _theirs) in enumerate(pairs):
             exchange = NeverReady(ours, timeout_seconds=5)
             exchange.deadline = start + 0.001 * (n + 1)
@@ -57,6 +61,6 @@ def test_timers_due_within_one_grain_end_in_one_wait():
 
 def test_the_grid_never_wakes_before_the_deadline():
     for moment in (0.0, 0.004, 0.01, 1.23, 12345.6789, 98765.4321001):
-        point = _on_grid(moment)
+        point = on_timer_grid(moment)
         assert point >= moment - 1e-9
         assert point - moment < SOCKET_TIMER_GRAIN_SECONDS + 1e-9
