@@ -54,7 +54,7 @@ class Stack:
         env = process_env(
             POLLER_CONTROL_BIND=f"127.0.0.1:{control}",
             POLLER_CONTROL_URL=f"http://127.0.0.1:{control}",
-            # django-q2's INFO lines too ("Q Cluster ... starting").
+            # django-q2's INFO lines too ("MainProcess ready for work").
             LOG_LEVEL="INFO",
             PATH=f"{bin_folder}{os.pathsep}{os.environ['PATH']}",
         )
@@ -158,7 +158,10 @@ def test_every_process_logs_in_one_format_up_to_its_stop(tmp_path):
         wait_until(
             lambda: stack.said("worker", "Poller started"), timeout=STARTUP_SECONDS
         )
-        wait_until(lambda: stack.said("tasks", "Q Cluster"), timeout=STARTUP_SECONDS)
+        wait_until(
+            lambda: stack.said("tasks", "Started: running tasks"),
+            timeout=STARTUP_SECONDS,
+        )
     except BaseException:
         stack.kill()
         print("\n".join(stack.lines))  # what the stack said, for the report

@@ -10,10 +10,11 @@ import signal
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 
 import pytest
 from django_q.conf import Conf
-from django_q.models import Schedule, Success
+from django_q.models import Failure, Schedule, Success
 from django_q.tasks import async_task
 
 from django.conf import settings
@@ -24,6 +25,8 @@ from tests.support.services import redis_answers
 from tests.support.waiting import wait_until
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
+ANSWER = "tests.support.qcluster_jobs.answer"
+SLOW_NOTE = "tests.support.qcluster_jobs.slow_note"
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -43,14 +46,19 @@ def queue_name():
             client.delete(*keys)
 
 
+# Q_WORKERS: 1 runs the tasks in qcluster's own process, more in
+# django-q2's cluster of processes.
+ONE_PROCESS, CLUSTER = "1", "2"
+
+
 def start_qcluster(
-    queue_name: str, redis_url: str = "", **env: str
+    queue_name: str, redis_url: str = "", workers: str = ONE_PROCESS, **env: str
 ) -> subprocess.Popen:
     """A qcluster in a process group of its own, as honcho starts it."""
     env = process_env(
         Q_NAME=queue_name,
         REDIS_URL=redis_url,
-        Q_WORKERS="1",
+        Q_WORKERS=workers,
         # Tasks queued by this test are signed with its key.
         SECRET_KEY=settings.SECRET_KEY,
         **env,
@@ -68,17 +76,25 @@ def start_qcluster(
 
 def stop(cluster: subprocess.Popen, *, whole_group: bool = False) -> str:
     """SIGTERM to the process (docker stop) or to its whole process group
-    (honcho, systemd); returns its stderr once it has exited."""
+    (honcho, systemd); returns what it printed once it has exited."""
     if whole_group:
         os.killpg(cluster.pid, signal.SIGTERM)
     else:
         cluster.send_signal(signal.SIGTERM)
     try:
-        _, err = cluster.communicate(timeout=30)
+        out, err = cluster.communicate(timeout=30)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(cluster.pid, signal.SIGKILL)
-    return err
+    return out + err
+
+
+def children(pid: int) -> list[str]:
+    return [
+        child
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
 
 
 @pytest.fixture
@@ -94,27 +110,28 @@ def lines(path) -> list[str]:
     return path.read_text().split() if path.exists() else []
 
 
+NEEDS_REDIS = pytest.mark.skipif(
+    not redis_answers(), reason="no Redis on 127.0.0.1:6379"
+)
+
+
 @pytest.mark.parametrize(
-    "redis_url",
+    ("redis_url", "workers"),
     [
-        pytest.param("", id="orm"),
-        pytest.param(
-            REDIS_URL,
-            id="redis",
-            marks=pytest.mark.skipif(
-                not redis_answers(), reason="no Redis on 127.0.0.1:6379"
-            ),
-        ),
+        pytest.param("", ONE_PROCESS, id="orm-one-process"),
+        pytest.param(REDIS_URL, ONE_PROCESS, id="redis-one-process", marks=NEEDS_REDIS),
+        pytest.param("", CLUSTER, id="orm-cluster"),
+        pytest.param(REDIS_URL, CLUSTER, id="redis-cluster", marks=NEEDS_REDIS),
     ],
 )
-def test_qcluster_runs_a_scheduled_job_and_stops_on_sigterm(queue_name, redis_url):
+def test_qcluster_runs_a_scheduled_job_and_stops_on_sigterm(
+    queue_name, redis_url, workers
+):
     job = ScheduledJob(
         queue_name, "tests.support.qcluster_jobs.answer", Schedule.MINUTES, minutes=1
     )
     register_schedules([job])
-    # "has stopped" is an INFO line; routine django-q lines are at WARNING
-    # unless LOG_LEVEL asks for more.
-    cluster = start_qcluster(queue_name, redis_url, LOG_LEVEL="INFO")
+    cluster = start_qcluster(queue_name, redis_url, workers)
     try:
         # django-q2's scheduler looks at the schedules every 30 s.
         wait_until(
@@ -124,12 +141,13 @@ def test_qcluster_runs_a_scheduled_job_and_stops_on_sigterm(queue_name, redis_ur
         err = stop(cluster)
     assert cluster.returncode == 0, err
     assert Success.objects.get(group=queue_name).result == 42
-    assert "has stopped" in err
+    assert "Stopped." in err
 
 
-def test_sigterm_lets_the_task_in_hand_finish(queue_as, tmp_path):
+@pytest.mark.parametrize("workers", [ONE_PROCESS, CLUSTER])
+def test_sigterm_lets_the_task_in_hand_finish(queue_as, tmp_path, workers):
     notes = tmp_path / "notes"
-    cluster = start_qcluster(queue_as)
+    cluster = start_qcluster(queue_as, workers=workers)
     try:
         async_task("tests.support.qcluster_jobs.slow_note", str(notes), 2)
         wait_until(lambda: lines(notes) == ["started"], timeout=20)
@@ -143,12 +161,14 @@ def test_sigterm_lets_the_task_in_hand_finish(queue_as, tmp_path):
     )
 
 
-def test_sigterm_to_the_whole_group_stops_it_and_the_task_runs_again(
+def test_sigterm_to_a_clusters_whole_group_kills_the_task_and_it_runs_again(
     queue_as, tmp_path
 ):
+    """django-q2's workers take SIGTERM (so its guard can kill a task past
+    its timeout): the task in hand dies and is handed out again."""
     notes = tmp_path / "notes"
     timing = {"Q_TIMEOUT": "5", "Q_RETRY": "6"}
-    cluster = start_qcluster(queue_as, **timing)
+    cluster = start_qcluster(queue_as, workers=CLUSTER, **timing)
     try:
         async_task("tests.support.qcluster_jobs.slow_note", str(notes), 2)
         wait_until(lambda: lines(notes) == ["started"], timeout=20)
@@ -156,9 +176,41 @@ def test_sigterm_to_the_whole_group_stops_it_and_the_task_runs_again(
         err = stop(cluster, whole_group=True)
     assert cluster.returncode == 0, err
     assert lines(notes) == ["started"]  # the worker was killed mid-task
-    cluster = start_qcluster(queue_as, **timing)
+    cluster = start_qcluster(queue_as, workers=CLUSTER, **timing)
     try:
         wait_until(lambda: "done" in lines(notes), timeout=30)
     finally:
         stop(cluster)
     assert lines(notes) == ["started", "started", "done"]
+
+
+def test_in_one_process_sigterm_to_the_whole_group_lets_the_task_finish(
+    queue_as, tmp_path
+):
+    notes = tmp_path / "notes"
+    cluster = start_qcluster(queue_as)
+    try:
+        async_task("tests.support.qcluster_jobs.slow_note", str(notes), 2)
+        wait_until(lambda: lines(notes) == ["started"], timeout=20)
+        assert children(cluster.pid) == []  # no sentinel, pusher, monitor
+    finally:
+        err = stop(cluster, whole_group=True)
+    assert cluster.returncode == 0, err
+    assert lines(notes) == ["started", "done"]
+
+
+def test_in_one_process_a_task_past_its_timeout_fails_and_the_next_one_runs(
+    queue_as, tmp_path
+):
+    notes = tmp_path / "notes"
+    cluster = start_qcluster(queue_as, Q_TIMEOUT="1", Q_RETRY="60")
+    try:
+        async_task("tests.support.qcluster_jobs.slow_note", str(notes), 30)
+        async_task("tests.support.qcluster_jobs.answer")
+        wait_until(lambda: Success.objects.filter(func=ANSWER).exists(), timeout=30)
+    finally:
+        err = stop(cluster)
+    assert cluster.returncode == 0, err
+    assert lines(notes) == ["started"]
+    failed = Failure.objects.get(func=SLOW_NOTE)
+    assert "Task exceeded maximum timeout value (1 seconds)" in failed.result

@@ -1,7 +1,10 @@
-"""`manage.py qcluster`: django-q2's cluster, stopped cleanly by a signal.
+"""`manage.py qcluster`: django-q2's tasks, stopped cleanly by a signal.
 
 This replaces django-q2's own command (projects comes before django_q in
-INSTALLED_APPS). Its cluster stops from inside a signal handler, and its
+INSTALLED_APPS). With one worker (`Q_WORKERS=1`, the default) the tasks
+run in this process itself (projects/task_runner/one_process.py: a fifth
+of the memory); with more, in django-q2's cluster of processes. That
+cluster stops from inside a signal handler, and its
 sentinel process dies at once on SIGTERM; when SIGTERM reaches every
 process of the group (honcho and `make run`, systemd's default KillMode,
 Heroku) the parent then waits forever on an event the dead sentinel held
@@ -28,6 +31,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from monitor.log_format import as_log_line
 from projects.system_checks import TASKS_CHECKS
+from projects.task_runner.one_process import OneProcessCluster
 
 STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 # How often to check that the cluster is still alive while waiting.
@@ -42,21 +46,41 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> str:
         settings.SECRET_KEY  # noqa: B018 - tasks are signed with it: fail early
-        post_spawn.connect(let_worker_be_terminated, dispatch_uid="projects.qcluster")
         blocked_before = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
-            cluster = Cluster()
-            cluster.start()
-            received = wait_for_stop_signal(cluster)
-            self.stdout.write(
-                as_log_line(
-                    "tasks", f"{signal.strsignal(received)}: finishing tasks in hand."
-                )
-            )
-            cluster.stop()
+            if settings.Q_WORKERS == 1:
+                OneProcessCluster(
+                    STOP_SIGNALS, on_start=self.say_started, on_stop=self.say_stopping
+                ).run()
+            else:
+                self.run_cluster()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked_before)
         return as_log_line("tasks", "Stopped.")
+
+    def run_cluster(self) -> None:
+        """django-q2's cluster of processes, SIGTERM and SIGINT blocked."""
+        post_spawn.connect(let_worker_be_terminated, dispatch_uid="projects.qcluster")
+        cluster = Cluster()
+        cluster.start()
+        self.say_started()
+        self.say_stopping(wait_for_stop_signal(cluster))
+        cluster.stop()
+
+    def say_started(self) -> None:
+        how = (
+            "in this process"
+            if settings.Q_WORKERS == 1
+            else f"in django-q2's cluster, {settings.Q_WORKERS} workers"
+        )
+        self.stdout.write(as_log_line("tasks", f"Started: running tasks {how}."))
+
+    def say_stopping(self, signum: int) -> None:
+        self.stdout.write(
+            as_log_line(
+                "tasks", f"{signal.strsignal(signum)}: finishing tasks in hand."
+            )
+        )
 
 
 def wait_for_stop_signal(cluster: Cluster) -> int:
