@@ -6,6 +6,7 @@ manage.py when there is one. docs/configuration.md lists every variable and its 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import environ
@@ -130,6 +131,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 10,
     }
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
+    # DRF imports django.contrib.postgres's fields whenever psycopg is
+    # installed (it always is: the same install serves PostgreSQL), and
+    # with them psycopg and libpq: 9 MiB in each web worker of an install
+    # that never connects to PostgreSQL (docs/benchmarks.md, make run
+    # footprint). Marked absent, DRF takes it as psycopg missing; no model
+    # here uses a PostgreSQL-only field.
+    sys.modules.setdefault("django.contrib.postgres.fields", None)
 else:
     # No psycopg connection pool ("pool" in OPTIONS): qcluster forks its
     # workers, and pooled connections would be shared across the fork

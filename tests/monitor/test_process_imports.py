@@ -92,3 +92,26 @@ def test_the_admin_checks_still_see_every_model_admin():
         check=True,
     )
     assert int(counted.stdout.split()[-1]) > 20
+
+
+def test_on_sqlite_the_web_process_does_not_load_psycopg(tmp_path):
+    """DRF would import it through django.contrib.postgres: 9 MiB in each
+    web worker of an install that never connects to PostgreSQL."""
+    script = (
+        "import json, sys\n"
+        "import django; django.setup()\n"
+        "import monitor.urls, projects.api.serializers\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=process_env(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+
+    assert "rest_framework.serializers" in loaded
+    assert sorted(m for m in loaded if m.split(".")[0] == "psycopg") == []
