@@ -2,8 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# Two stamps: .installed-run, what `make run` needs (the runtime and
-# honcho); .installed, everything (the dev and test extras too), which
+# Two stamps: .installed-run, what `make run` needs (the runtime);
+# .installed, everything (the dev and test extras too), which
 # `make test` and CI ask for. Each is made when missing, so `make test`
 # after `make run` still adds the dev extras.
 RUN_INSTALLED := $(VENV)/.installed-run
@@ -17,7 +17,7 @@ run: $(RUN_INSTALLED) .env
 	$(BIN)/python manage.py ensureadmin
 	@echo "Serving on http://127.0.0.1:8000/ (admin at /admin/); Ctrl-C stops."
 	@# Ctrl-C is a clean stop, not a make error (130 = interrupted).
-	@PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho --procfile Procfile.dev start \
+	@PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m monitor.run_procfile Procfile.dev \
 		|| [ $$? -eq 130 ]
 
 # The suite on TEST_WORKERS processes, each on a database of its own: most

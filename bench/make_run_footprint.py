@@ -1,9 +1,9 @@
 """Benchmark: what `make run` costs on disk and in memory, idle.
 
-Starts the Procfile.dev stack as `make run` does (honcho: web, worker,
-tasks) from a given virtualenv, on a fresh SQLite database in a temporary
+Starts the Procfile.dev stack as `make run` does (monitor/run_procfile.py:
+web, worker, tasks) from a given virtualenv, on a fresh SQLite database in a temporary
 folder, on free loopback ports, with PROJECTS projects polling a local
-target every minute. It reports the seconds from honcho's start to the
+target every minute. It reports the seconds from the runner's start to the
 first page, then, after IDLE seconds, the PSS of every process of the
 stack from /proc/<pid>/smaps_rollup (shared pages divided among the
 processes sharing them, as smem counts), by role; and the virtualenv's
@@ -76,38 +76,31 @@ def main() -> None:
     text = (ROOT / "Procfile.dev").read_text()
     procfile.write_text(text.replace("127.0.0.1:8000", f"127.0.0.1:{web}"))
 
-    log = folder / "honcho.log"  # the stack's output, kept for a look afterwards
+    log = folder / "stack.log"  # the stack's output, kept for a look afterwards
     started = time.monotonic()
-    honcho = subprocess.Popen(
-        [
-            str(args.venv / "bin" / "honcho"),
-            "--procfile",
-            str(procfile),
-            "--app-root",
-            str(ROOT),
-            "start",
-        ],
+    stack = subprocess.Popen(
+        [python, "-m", "monitor.run_procfile", str(procfile)],
         env=env,
-        cwd=ROOT,  # honcho's --app-root is not the processes' folder
+        cwd=ROOT,
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     try:
         first_page = wait_for_page(
-            f"http://127.0.0.1:{web}/accounts/login/", honcho, log
+            f"http://127.0.0.1:{web}/accounts/login/", stack, log
         )
         first_page -= started
         time.sleep(args.idle)
-        rows = memory_by_role(honcho.pid)
-        each = memory_by_process(honcho.pid) if args.processes else []
+        rows = memory_by_role(stack.pid)
+        each = memory_by_process(stack.pid) if args.processes else []
     finally:
         with contextlib.suppress(ProcessLookupError):  # gone already
-            os.killpg(honcho.pid, signal.SIGINT)
-        honcho.wait(timeout=60)
+            os.killpg(stack.pid, signal.SIGINT)
+        stack.wait(timeout=60)
     print(machine())
     print(f"venv {args.venv}: {venv_megabytes(args.venv)} MB on disk")
-    print(f"first page {first_page:.1f} s after honcho started; its log: {log}")
+    print(f"first page {first_page:.1f} s after the runner started; its log: {log}")
     workers = os.environ.get("Q_WORKERS", "default")
     print(f"Q_WORKERS={workers}, idle {args.idle:.0f} s, {args.projects} projects")
     print(markdown_table(rows))
@@ -141,11 +134,11 @@ def start_target() -> str:
 
 
 def wait_for_page(
-    url: str, honcho: subprocess.Popen, log: Path, timeout: float = 300
+    url: str, stack: subprocess.Popen, log: Path, timeout: float = 300
 ) -> float:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if honcho.poll() is not None:
+        if stack.poll() is not None:
             raise SystemExit(
                 f"the stack stopped before its first page:\n{log.read_text()}"
             )
@@ -166,7 +159,7 @@ def memory_by_role(root: int) -> list[dict]:
             continue
         role = next(
             (role for word, role in ROLES.items() if word.encode() in command),
-            "honcho",
+            "runner (run_procfile)",
         )
         pss = smaps_rollup(pid).get("Pss", 0)
         count, total = totals.get(role, [0, 0])

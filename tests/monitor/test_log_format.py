@@ -1,8 +1,9 @@
 """One log format (monitor/log_format.py) for every line the product's
 processes print, from start to a Ctrl-C: `make run`'s stack (Procfile.dev
-under honcho) is started, stopped with SIGINT to its process group as a
-terminal does, and each line of web, worker and tasks is read; honcho's
-own prefix ("12:00:01 web.1 | ") and its own lines ("system") aside."""
+under monitor/run_procfile.py) is started, stopped with SIGINT to its
+process group as a terminal does, and each line of web, worker and tasks
+is read; the runner's prefix ("12:00:01 web.1 | ") and its own lines
+("system") aside."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ ONE_FORMAT = re.compile(
     r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} "
     r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.\-]+: \S"
 )
-HONCHO_LINE = re.compile(r"\d{2}:\d{2}:\d{2} (?P<process>\S+?)\.1\s+\| (?P<text>.*)")
+STACK_LINE = re.compile(r"\d{2}:\d{2}:\d{2} (?P<process>\S+?)\.1\s+\| (?P<text>.*)")
 
 
 def test_as_log_line_writes_the_format_of_the_log():
@@ -42,8 +43,8 @@ def test_as_log_line_writes_the_format_of_the_log():
 
 
 class Stack:
-    """Procfile.dev under honcho, on free ports and the test's database;
-    every line it prints is kept."""
+    """Procfile.dev under its runner, as `make run` starts it, on free
+    ports and the test's database; every line it prints is kept."""
 
     def __init__(self, folder: Path) -> None:
         self.web, control = free_port(), free_port()
@@ -67,14 +68,8 @@ class Stack:
             check=True,
         )
         self.process = subprocess.Popen(
-            [
-                bin_folder / "honcho",
-                "--procfile",
-                procfile,
-                "--app-root",
-                ROOT,
-                "start",
-            ],
+            [sys.executable, "-m", "monitor.run_procfile", procfile],
+            cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -91,7 +86,7 @@ class Stack:
 
     def said(self, process: str, text: str) -> bool:
         return any(
-            (m := HONCHO_LINE.fullmatch(line))
+            (m := STACK_LINE.fullmatch(line))
             and m["process"] == process
             and text in m["text"]
             for line in list(self.lines)
@@ -118,8 +113,8 @@ class Stack:
         self.reader.join(timeout=10)
 
     def kill(self) -> None:
-        """honcho starts each process in a session of its own: killing
-        honcho's group alone would leave them polling the next test's
+        """The runner starts each process in a session of its own: killing
+        the runner's group alone would leave them polling the next test's
         database, so every descendant goes too."""
         if self.process.poll() is not None:
             return
@@ -171,7 +166,7 @@ def test_every_process_logs_in_one_format_up_to_its_stop(tmp_path):
     products = [
         m
         for line in stack.lines
-        if (m := HONCHO_LINE.fullmatch(line)) and m["process"] != "system"
+        if (m := STACK_LINE.fullmatch(line)) and m["process"] != "system"
     ]
     odd = [m.group(0) for m in products if not ONE_FORMAT.match(m["text"])]
     assert odd == [], "\n".join(stack.lines)

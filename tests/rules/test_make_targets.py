@@ -47,7 +47,7 @@ def test_make_run_installs_no_dev_or_test_tools(checkout):
     steps = plan(checkout, "run")
     assert "--editable '.[run]'" in steps
     assert ".[dev]" not in steps
-    assert "honcho --procfile Procfile.dev start" in steps
+    assert "python -m monitor.run_procfile Procfile.dev" in steps
 
 
 def test_make_test_after_make_run_adds_the_dev_extras(checkout):
