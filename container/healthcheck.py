@@ -2,7 +2,7 @@
 
     web      GET /api/v1/status/ answers 200 (it answers 503 without the database)
     worker   the poller's control endpoint answers GET /status
-    tasks    the task cluster's processes are running
+    tasks    qcluster is running (and its cluster's processes, if it has one)
     other    healthy: a migrate or a one-off command has nothing to serve
 
 Exit 0 when healthy, 1 otherwise, with one line saying why. Standard
@@ -82,10 +82,18 @@ def control_token() -> str:
 
 
 def tasks() -> tuple[bool, str]:
-    """qcluster exits when its cluster dies; until it notices, a cluster
-    process short of the parent and its sentinel means trouble."""
+    """With one worker qcluster runs the tasks itself and exits when its
+    worker dies; with more, it exits when django-q2's cluster dies, and
+    until it notices, fewer than the parent and its sentinel means
+    trouble."""
+    expected = 1 if tasks_in_one_process() else 2
     running = sum(1 for cmdline in process_command_lines() if b"qcluster" in cmdline)
-    return running >= 2, f"tasks: {running} task cluster processes"
+    return running >= expected, f"tasks: {running} of {expected} qcluster processes"
+
+
+def tasks_in_one_process() -> bool:
+    """As monitor/settings.py reads Q_WORKERS (default 1)."""
+    return os.environ.get("Q_WORKERS", "1").strip() == "1"
 
 
 def process_command_lines() -> list[bytes]:

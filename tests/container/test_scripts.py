@@ -57,6 +57,30 @@ def test_the_web_health_check_asks_by_a_host_name_django_allows(
     assert load_healthcheck().allowed_host() == host
 
 
+@pytest.mark.parametrize(
+    ("workers", "processes", "healthy"),
+    [
+        (None, 1, True),  # the default: the tasks in qcluster's process
+        (None, 0, False),
+        ("2", 6, True),  # django-q2's cluster: parent, sentinel, ...
+        ("2", 1, False),  # the parent alone: its cluster died
+    ],
+)
+def test_the_tasks_health_check_expects_the_processes_q_workers_runs(
+    monkeypatch, workers, processes, healthy
+):
+    if workers is None:
+        monkeypatch.delenv("Q_WORKERS", raising=False)
+    else:
+        monkeypatch.setenv("Q_WORKERS", workers)
+    healthcheck = load_healthcheck()
+    others = [b"python\0manage.py\0runpoller", b"gunicorn\0monitor.asgi"]
+    running = [b"python\0manage.py\0qcluster"] * processes + others
+    monkeypatch.setattr(healthcheck, "process_command_lines", lambda: running)
+
+    assert healthcheck.tasks()[0] is healthy
+
+
 def test_every_procfile_line_the_entrypoint_runs_exists():
     procfile = (ROOT / "Procfile").read_text()
     names = {line.partition(":")[0] for line in procfile.splitlines()}
