@@ -30,6 +30,18 @@ def start(folder: Path, procfile: str, **env: str) -> subprocess.Popen:
     )
 
 
+def start_trapping(
+    folder: Path, name: str, on_term: str
+) -> tuple[subprocess.Popen, list[str]]:
+    """One process that runs `on_term` on SIGTERM, and what was printed
+    until it was ready for it."""
+    stack = start(
+        folder,
+        f"{name}: trap '{on_term}' TERM; echo ready; while true; do sleep 0.1; done\n",
+    )
+    return stack, read_until(stack, "ready")
+
+
 def said(lines: list[str]) -> list[tuple[str, str]]:
     return [(m["name"], m["text"]) for line in lines if (m := LINE.fullmatch(line))]
 
@@ -65,12 +77,7 @@ def test_one_process_ending_stops_the_others_with_its_exit_code(tmp_path):
 
 
 def test_ctrl_c_gives_each_process_one_sigterm_and_waits_for_its_work(tmp_path):
-    stack = start(
-        tmp_path,
-        "careful: trap 'sleep 1; echo saved; exit 0' TERM; echo ready;"
-        " while true; do sleep 0.1; done\n",
-    )
-    lines = read_until(stack, "ready")
+    stack, lines = start_trapping(tmp_path, "careful", "sleep 1; echo saved; exit 0")
     os.kill(stack.pid, signal.SIGINT)
     lines += finish(stack)
 
@@ -84,12 +91,7 @@ def test_ctrl_c_gives_each_process_one_sigterm_and_waits_for_its_work(tmp_path):
 
 
 def test_a_second_ctrl_c_kills_without_waiting(tmp_path):
-    stack = start(
-        tmp_path,
-        "stubborn: trap 'echo not yet' TERM; echo ready;"
-        " while true; do sleep 0.1; done\n",
-    )
-    lines = read_until(stack, "ready")
+    stack, lines = start_trapping(tmp_path, "stubborn", "echo not yet")
     os.kill(stack.pid, signal.SIGINT)
     lines += read_until(stack, "not yet")
     os.kill(stack.pid, signal.SIGINT)
