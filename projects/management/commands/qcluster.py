@@ -2,10 +2,10 @@
 
 This replaces django-q2's own command (projects comes before django_q in
 INSTALLED_APPS). With one worker (`Q_WORKERS=1`, the default) the tasks
-run in this process itself (projects/task_runner/one_process.py: a fifth
-of the memory); with more, in django-q2's cluster of processes. That
-cluster stops from inside a signal handler, and its
-sentinel process dies at once on SIGTERM; when SIGTERM reaches every
+run in this process itself (projects/task_runner/one_process.py: half
+the memory of django-q2's five processes); with more, in django-q2's
+cluster of processes. That cluster stops from inside a signal handler,
+and its sentinel process dies at once on SIGTERM; when SIGTERM reaches every
 process of the group (honcho and `make run`, systemd's default KillMode,
 Heroku) the parent then waits forever on an event the dead sentinel held
 (django-q2 issue #346 is the same deadlock). Here SIGTERM and SIGINT are
@@ -50,7 +50,9 @@ class Command(BaseCommand):
         try:
             if settings.Q_WORKERS == 1:
                 OneProcessCluster(
-                    STOP_SIGNALS, on_start=self.say_started, on_stop=self.say_stopping
+                    STOP_SIGNALS,
+                    on_start=lambda: self.say_started("in this process"),
+                    on_stop=self.say_stopping,
                 ).run()
             else:
                 self.run_cluster()
@@ -63,16 +65,11 @@ class Command(BaseCommand):
         post_spawn.connect(let_worker_be_terminated, dispatch_uid="projects.qcluster")
         cluster = Cluster()
         cluster.start()
-        self.say_started()
+        self.say_started(f"in django-q2's cluster, {settings.Q_WORKERS} workers")
         self.say_stopping(wait_for_stop_signal(cluster))
         cluster.stop()
 
-    def say_started(self) -> None:
-        how = (
-            "in this process"
-            if settings.Q_WORKERS == 1
-            else f"in django-q2's cluster, {settings.Q_WORKERS} workers"
-        )
+    def say_started(self, how: str) -> None:
         self.stdout.write(as_log_line("tasks", f"Started: running tasks {how}."))
 
     def say_stopping(self, signum: int) -> None:
