@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -203,14 +204,43 @@ def test_in_one_process_a_task_past_its_timeout_fails_and_the_next_one_runs(
     queue_as, tmp_path
 ):
     notes = tmp_path / "notes"
-    cluster = start_qcluster(queue_as, Q_TIMEOUT="1", Q_RETRY="60")
+    cluster = start_qcluster(queue_as, Q_TIMEOUT="1", Q_RETRY="600")
     try:
-        async_task("tests.support.qcluster_jobs.slow_note", str(notes), 30)
+        # Longer than every wait here: only the timeout ends it in time.
+        async_task("tests.support.qcluster_jobs.slow_note", str(notes), 300)
         async_task("tests.support.qcluster_jobs.answer")
-        wait_until(lambda: Success.objects.filter(func=ANSWER).exists(), timeout=30)
+        wait_until(lambda: lines(notes) == ["started"], timeout=20)
+        wait_until(lambda: Success.objects.filter(func=ANSWER).exists(), timeout=20)
     finally:
         err = stop(cluster)
     assert cluster.returncode == 0, err
     assert lines(notes) == ["started"]
     failed = Failure.objects.get(func=SLOW_NOTE)
     assert "Task exceeded maximum timeout value (1 seconds)" in failed.result
+
+
+def test_in_one_process_only_the_workers_thread_takes_the_timeouts_alarm(queue_as):
+    """The kernel hands SIGALRM to any thread that does not block it; a
+    helper thread taking it would leave a task past its timeout running."""
+    cluster = start_qcluster(queue_as)
+    try:
+        wait_until(lambda: len(threads_of(cluster.pid)) >= 4, timeout=30)
+        blocked = {
+            tid: alarm_blocked(cluster.pid, tid) for tid in threads_of(cluster.pid)
+        }
+    finally:
+        err = stop(cluster)
+    assert cluster.returncode == 0, err
+    worker_thread = str(cluster.pid)  # the main thread
+    assert blocked.pop(worker_thread) is False
+    assert set(blocked.values()) == {True}  # pusher, monitor, guard
+
+
+def threads_of(pid: int) -> list[str]:
+    return [task.name for task in Path(f"/proc/{pid}/task").iterdir()]
+
+
+def alarm_blocked(pid: int, tid: str) -> bool:
+    status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+    mask = int(re.search(r"^SigBlk:\s*([0-9a-f]+)$", status, re.M)[1], 16)
+    return bool(mask & (1 << (signal.SIGALRM - 1)))
