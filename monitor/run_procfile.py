@@ -83,14 +83,18 @@ class Running:
     would cost this small process 1.4 MiB; socket, 0.8, is not used for
     the same reason.)"""
 
-    __slots__ = ("name", "output_open", "process", "returncode", "unfinished_line")
+    __slots__ = ("name", "output_open", "process", "unfinished_line")
 
     def __init__(self, name: str, process: subprocess.Popen) -> None:
         self.name = name
         self.process = process
         self.unfinished_line = b""
         self.output_open = True
-        self.returncode: int | None = None
+
+    @property
+    def ended(self) -> bool:
+        """Seen to end by reap() (only it polls the process)."""
+        return self.process.returncode is not None
 
 
 class Stack:
@@ -131,7 +135,7 @@ class Stack:
         return self.returncode or 0
 
     def waiting(self) -> bool:
-        if any(r.returncode is None for r in self.running.values()):
+        if not all(r.ended for r in self.running.values()):
             self.all_ended_at = None
             return True
         if self.all_ended_at is None:
@@ -169,11 +173,11 @@ class Stack:
 
     def reap(self) -> None:
         for running in self.running.values():
-            if running.returncode is None and running.process.poll() is not None:
-                running.returncode = running.process.returncode
-                self.say(SYSTEM, f"{running.name} stopped (rc={running.returncode})")
+            if not running.ended and running.process.poll() is not None:
+                returncode = running.process.returncode
+                self.say(SYSTEM, f"{running.name} stopped (rc={returncode})")
                 if self.returncode is None:
-                    self.returncode = running.returncode
+                    self.returncode = returncode
                 self.begin_stop()
 
     def on_signal(self, signum: int) -> None:
@@ -193,7 +197,7 @@ class Stack:
     def stop_all(self, signum: int) -> None:
         """To each process's whole group: what it started goes with it."""
         for running in self.running.values():
-            if running.returncode is not None:
+            if running.ended:
                 continue
             pid = running.process.pid
             self.say(
