@@ -58,7 +58,7 @@ class OneProcessCluster:
         self.task_queue: queue.Queue = queue.Queue(maxsize=bound)
         self.result_queue: queue.Queue = queue.Queue()
         self.stop_pushing = threading.Event()
-        self.pusher = self.monitor = self.guard = None
+        self.pusher = self.monitor = None
 
     def run(self) -> None:
         """Work until a stop signal, then finish the tasks in hand. The
@@ -67,7 +67,7 @@ class OneProcessCluster:
         self.broker.ping()
         self.pusher = self.start_thread("pusher", self.push)
         self.monitor = self.start_thread("monitor", self.save_results)
-        self.guard = self.start_thread("guard", self.watch)
+        self.start_thread("guard", self.watch)
         self.on_start()
         try:
             self.work()
@@ -99,8 +99,10 @@ class OneProcessCluster:
         next_schedule = time.monotonic()
         while True:
             if time.monotonic() >= next_schedule:
-                next_schedule += SCHEDULER_SECONDS
                 self.schedule()
+                # From now: after a stall (a suspended machine), one round,
+                # not one for each 30 s missed.
+                next_schedule = time.monotonic() + SCHEDULER_SECONDS
             self.restart_dead_helpers()
             received = signal.sigtimedwait(self.stop_signals, Conf.GUARD_CYCLE)
             if received is not None:
