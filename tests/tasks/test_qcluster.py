@@ -128,9 +128,7 @@ NEEDS_REDIS = pytest.mark.skipif(
 def test_qcluster_runs_a_scheduled_job_and_stops_on_sigterm(
     queue_name, redis_url, workers
 ):
-    job = ScheduledJob(
-        queue_name, "tests.support.qcluster_jobs.answer", Schedule.MINUTES, minutes=1
-    )
+    job = ScheduledJob(queue_name, ANSWER, Schedule.MINUTES, minutes=1)
     register_schedules([job])
     cluster = start_qcluster(queue_name, redis_url, workers)
     try:
@@ -150,16 +148,13 @@ def test_sigterm_lets_the_task_in_hand_finish(queue_as, tmp_path, workers):
     notes = tmp_path / "notes"
     cluster = start_qcluster(queue_as, workers=workers)
     try:
-        async_task("tests.support.qcluster_jobs.slow_note", str(notes), 2)
+        async_task(SLOW_NOTE, str(notes), 2)
         wait_until(lambda: lines(notes) == ["started"], timeout=20)
     finally:
         err = stop(cluster)
     assert cluster.returncode == 0, err
     assert lines(notes) == ["started", "done"]
-    assert (
-        Success.objects.get(func="tests.support.qcluster_jobs.slow_note").result
-        == "done"
-    )
+    assert Success.objects.get(func=SLOW_NOTE).result == "done"
 
 
 def test_sigterm_to_a_clusters_whole_group_kills_the_task_and_it_runs_again(
@@ -171,7 +166,7 @@ def test_sigterm_to_a_clusters_whole_group_kills_the_task_and_it_runs_again(
     timing = {"Q_TIMEOUT": "5", "Q_RETRY": "6"}
     cluster = start_qcluster(queue_as, workers=CLUSTER, **timing)
     try:
-        async_task("tests.support.qcluster_jobs.slow_note", str(notes), 2)
+        async_task(SLOW_NOTE, str(notes), 2)
         wait_until(lambda: lines(notes) == ["started"], timeout=20)
     finally:
         err = stop(cluster, whole_group=True)
@@ -191,7 +186,7 @@ def test_in_one_process_sigterm_to_the_whole_group_lets_the_task_finish(
     notes = tmp_path / "notes"
     cluster = start_qcluster(queue_as)
     try:
-        async_task("tests.support.qcluster_jobs.slow_note", str(notes), 2)
+        async_task(SLOW_NOTE, str(notes), 2)
         wait_until(lambda: lines(notes) == ["started"], timeout=20)
         assert children(cluster.pid) == []  # no sentinel, pusher, monitor
     finally:
@@ -207,8 +202,8 @@ def test_in_one_process_a_task_past_its_timeout_fails_and_the_next_one_runs(
     cluster = start_qcluster(queue_as, Q_TIMEOUT="1", Q_RETRY="600")
     try:
         # Longer than every wait here: only the timeout ends it in time.
-        async_task("tests.support.qcluster_jobs.slow_note", str(notes), 300)
-        async_task("tests.support.qcluster_jobs.answer")
+        async_task(SLOW_NOTE, str(notes), 300)
+        async_task(ANSWER)
         wait_until(lambda: lines(notes) == ["started"], timeout=20)
         wait_until(lambda: Success.objects.filter(func=ANSWER).exists(), timeout=20)
     finally:
