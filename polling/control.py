@@ -41,6 +41,7 @@ from polling import store
 from polling.auth import token_matches
 from polling.engine.config import MAX_CONCURRENT_LIMIT
 from polling.engine.coordinator import Coordinator, NotRunning
+from polling.engine.threads import named_thread
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -121,8 +122,8 @@ class ControlServer:
         loopback with a short token, OSError when the address is taken."""
         check_token(self._address[0], self._token)
         self._server = _Server(self._address, self._coordinator, self._token)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
+        self._thread = named_thread(
+            self._server.serve_forever,
             kwargs={"poll_interval": 0.5},
             name="poller-control",
             daemon=True,

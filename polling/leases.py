@@ -42,6 +42,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from polling.engine.shards import Ownership
+from polling.engine.threads import named_thread
 from polling.engine.types import Outcome
 from polling.store import close_connection
 from projects.models import PollerNode, ShardLease
@@ -105,7 +106,7 @@ class LeaseKeeper:
         if the database is unreachable), then tick from a thread."""
         ensure_lease_rows(self.shard_count, self.region_id)
         self.tick()
-        thread = threading.Thread(target=self._run, name="poller-leases")
+        thread = named_thread(self._run, name="poller-leases")
         thread.start()  # RuntimeError when no thread can be started
         self._thread = thread  # only a started thread is joined at stop()
 

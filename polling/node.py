@@ -16,6 +16,7 @@ from importlib import metadata
 from django.db import DatabaseError
 from django.utils import timezone
 
+from polling.engine.threads import named_thread
 from polling.store import close_connection
 from projects.models import PollerNode, Region
 
@@ -56,7 +57,7 @@ class NodeCheckIn:
         """Register this process (raises if the database is unreachable),
         then beat from a thread."""
         self.register(self._clock())
-        thread = threading.Thread(target=self._run, name="poller-check-in")
+        thread = named_thread(self._run, name="poller-check-in")
         thread.start()  # RuntimeError when no thread can be started
         self._thread = thread  # only a started thread is joined at stop()
 

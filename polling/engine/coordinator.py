@@ -26,6 +26,7 @@ from polling.engine.shards import Ownership
 from polling.engine.side_pool import SidePool
 from polling.engine.stats import PollStats
 from polling.engine.status import PollerStatus
+from polling.engine.threads import named_thread
 from polling.engine.tls_sessions import SessionShares
 from polling.engine.types import Outcome, RunState, Target, Task
 from polling.engine.writer import ResultStore, ResultWriter
@@ -192,9 +193,7 @@ class Coordinator:
             # 0.9-1.3 s, docs/benchmarks.md).
             self._scheduler.start()
             summary = self._apply_reload(targets)
-            self._reloader = threading.Thread(
-                target=self._reload_forever, name="poller-reloader"
-            )
+            self._reloader = named_thread(self._reload_forever, name="poller-reloader")
             self._reloader.start()
         except BaseException:
             self._shut_down(self.config.stop_timeout)

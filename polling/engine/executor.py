@@ -16,6 +16,7 @@ from polling.engine.handoff import TaskQueue
 from polling.engine.probe import PollSteps, crashed, resume
 from polling.engine.slots import SlotReport, SlotUsage
 from polling.engine.stats import PollStats
+from polling.engine.threads import named_thread
 from polling.engine.transfers import Transfers
 from polling.engine.transport import TransferError, Transport
 from polling.engine.types import Outcome, Task
@@ -272,8 +273,8 @@ class Executor:
 
     def _start_worker(self) -> None:
         """Start a worker thread. Caller holds the lock."""
-        thread = threading.Thread(
-            target=self._work, name=f"poller-worker-{next(self._names)}", daemon=True
+        thread = named_thread(
+            self._work, name=f"poller-worker-{next(self._names)}", daemon=True
         )
         self._workers[thread] = _Worker(self)
         try:

@@ -15,6 +15,7 @@ from polling.engine import heartbeats
 from polling.engine.continuation import continuation
 from polling.engine.due_heap import DueHeap
 from polling.engine.rechecks import Rechecks
+from polling.engine.threads import named_thread
 from polling.engine.types import Outcome, Target, Task
 
 logger = logging.getLogger(__name__)
@@ -143,7 +144,7 @@ class Scheduler:
     # Lifecycle
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="poller-scheduler")
+        self._thread = named_thread(self._run, name="poller-scheduler")
         self._thread.start()
 
     def stop(self, timeout: float | None = None) -> None:

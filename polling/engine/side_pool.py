@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 
 from polling.engine.reasons import timed_out
 from polling.engine.stats import PollStats
+from polling.engine.threads import named_thread
 from polling.engine.types import Outcome, Task
 
 logger = logging.getLogger(__name__)
@@ -124,8 +125,8 @@ class SidePool:
         return True
 
     def start(self) -> None:
-        self._thread = threading.Thread(
-            target=self._dispatch, name="poller-side-pool", daemon=True
+        self._thread = named_thread(
+            self._dispatch, name="poller-side-pool", daemon=True
         )
         self._thread.start()
 
@@ -213,8 +214,8 @@ class SidePool:
         job = _Job(task, now, now + task.target.timeout_seconds + self._grace)
         self._running[job] = None
         heapq.heappush(self._deadlines, (job.deadline, next(self._order), job))
-        thread = threading.Thread(
-            target=self._drive,
+        thread = named_thread(
+            self._drive,
             args=(job,),
             name=f"poller-side-check-{next(self._names)}",
             daemon=True,

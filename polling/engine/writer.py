@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from polling.engine.threads import named_thread
 from polling.engine.types import Outcome
 
 logger = logging.getLogger(__name__)
@@ -111,9 +112,7 @@ class ResultWriter:
             opener()
         # A daemon, so a store call that never returns cannot keep the
         # process alive past stop(); stop() counts what it could not save.
-        self._thread = threading.Thread(
-            target=self._run, name="poller-writer", daemon=True
-        )
+        self._thread = named_thread(self._run, name="poller-writer", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float | None = None) -> int:

@@ -86,6 +86,29 @@ def test_sigterm_finishes_polls_in_flight_and_saves_every_result(target_server):
     assert PollResult.objects.filter(status="up").count() == PollResult.objects.count()
 
 
+def thread_names(pid: int) -> set[str]:
+    """What the system calls each thread of process `pid`."""
+    tasks = Path(f"/proc/{pid}/task")
+    return {(task / "comm").read_text().strip() for task in tasks.iterdir()}
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_its_threads_tell_the_system_their_names(target_server):
+    # What `top -H` and bench/poller_run.py's CPU by thread rely on.
+    quick_projects(target_server, 2, timeout=5)
+    poller = start_poller()
+    try:
+        wait_until(lambda: PollResult.objects.count() >= 2, timeout=20)
+        names = thread_names(poller.pid)
+        poller.send_signal(signal.SIGTERM)
+        _out, err = poller.communicate(timeout=20)
+    finally:
+        poller.kill()
+    assert poller.returncode == 0, err
+    assert {"worker-1", "scheduler", "writer", "reloader", "control"} <= names
+    assert not any(name.startswith("poller-") for name in names)
+
+
 @pytest.mark.slow
 def test_a_second_signal_exits_at_once(target_server):
     quick_projects(target_server, 3, path="/hang", timeout=5)
