@@ -209,6 +209,23 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(stat[11]) + int(stat[12])) / CLOCK_TICKS
 
 
+def threads_cpu_seconds(pid: int, name_prefix: str) -> float:
+    """User + system CPU so far of the live threads of one process whose
+    system name (comm: polling/engine/threads.py names a poller's threads
+    so) begins with `name_prefix`. A thread that has ended takes its CPU
+    with it: compare two readings only while the threads live."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            if not (task / "comm").read_text().startswith(name_prefix):
+                continue
+            stat = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue  # a thread that has just ended
+        total += int(stat[11]) + int(stat[12])
+    return total / CLOCK_TICKS
+
+
 def process_tree(pid: int) -> list[int]:
     """The process and its live descendants."""
     tree, index = [pid], 0

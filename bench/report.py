@@ -138,6 +138,9 @@ def kinds_table(results: list[Result]) -> str:
                     ),
                     "poller CPU per poll (alone)": _num(alone, " µs"),
                     "above idle": _num(above, " µs"),
+                    "workers / scheduler": (
+                        _parts_per_poll(r) if len(r.scenario.mix) == 1 else ""
+                    ),
                     "failure reasons": "; ".join(
                         f"{reason} ({n:,})"
                         for reason, n in found.get("reasons", {}).items()
@@ -160,6 +163,7 @@ def kinds_table(results: list[Result]) -> str:
                     )
                     + " (this run)",
                     "above idle": "",
+                    "workers / scheduler": _parts_per_poll(r),
                     "failure reasons": "",
                 }
             )
@@ -178,8 +182,21 @@ def _idle_row(r: Result) -> dict[str, str]:
             r.extra.get("poller_cpu_percent"), " % of a core", 1
         ),
         "above idle": "",
+        "workers / scheduler": "",
         "failure reasons": "",
     }
+
+
+def _parts_per_poll(r: Result) -> str:
+    """The CPU per poll of the poller's worker threads and of its scheduler
+    thread (bench/runs.py POLLER_PARTS), not above idle."""
+    parts = r.extra.get("parts_cpu_percent") or {}
+    if not r.polls_per_s or "workers" not in parts:
+        return "-"
+    workers, scheduler = (
+        parts[part] / 100 / r.polls_per_s * 1e6 for part in ("workers", "scheduler")
+    )
+    return f"{workers:,.0f} / {scheduler:,.0f} µs"
 
 
 def poller_cpu_per_poll_us(r: Result) -> float | None:

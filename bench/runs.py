@@ -4,6 +4,7 @@ returning its numbers. bench/capacity.py calls them in turn."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import subprocess
@@ -18,6 +19,7 @@ from harness import (
     machine_cpu_seconds,
     process_cpu_seconds,
     process_tree,
+    threads_cpu_seconds,
 )
 from internet import InternetTarget
 from kinds import KindTargets
@@ -178,6 +180,10 @@ def run_kinds(scenario, label, url, targets: Targets) -> Result:
     run.meters = {
         "writer_cpu": lambda: children_cpu_seconds(run.pid),
         "target_cpu": targets.kinds.cpu_seconds,
+        **{
+            f"{part}_cpu": functools.partial(part_cpu_seconds, run, prefix)
+            for part, prefix in POLLER_PARTS.items()
+        },
     }
     report = run.run(warmup=scenario.warmup, measure=scenario.measure)
     http_got = targets.fast.requests() - before
@@ -211,8 +217,21 @@ def run_kinds(scenario, label, url, targets: Targets) -> Result:
             "writer_cpu_percent": writer_percent,
             "poller_cpu_percent": report.cpu_percent - writer_percent,
             "target_cpu_percent": 100 * report.meter_rates.get("target_cpu", 0),
+            "parts_cpu_percent": {
+                part: 100 * report.meter_rates[f"{part}_cpu"] for part in POLLER_PARTS
+            },
         },
     )
+
+
+# Where the poller process's own CPU goes: its threads, by the names they
+# give the system (polling/engine/threads.py); the rest is every other
+# thread's (reloader, control, leases) and the interpreter's.
+POLLER_PARTS = {"workers": "worker-", "scheduler": "scheduler"}
+
+
+def part_cpu_seconds(run: PollerRun, name_prefix: str) -> float:
+    return threads_cpu_seconds(run.pid, name_prefix)
 
 
 def db_step(url: str, *args: str) -> dict:
