@@ -7,17 +7,26 @@ and the process's CPU per poll (issue #41's target: ICMP and DNS under
         --rate 500 --seconds 5
 
 `icmp` sends one echo a check, `icmp3` three (the default of a project).
-The DNS server is Debian's dnsmasq and the HTTP target nginx (their CPU
-is their own processes', not counted), the UDP and SSH servers are
-threads of this process (their CPU is counted: an upper bound for those
-two kinds). Every target is on 127.0.0.1. Not part of the test suite. A
-whole runpoller with these kinds, its own CPU alone, is the capacity
-benchmark's (`bench/capacity.py --only kinds,kind`, bench/kinds.py).
+`refused` is a ping to 127.0.0.2, a blocked network here: the guard
+refuses it before any packet, so it costs what every check costs the
+executor without its own work (taking the task, starting the probe, the
+outcome, the hand-over to the writer's queue). The DNS server is
+Debian's dnsmasq and the HTTP target nginx (their CPU is their own
+processes', not counted), the UDP and SSH servers are threads of this
+process (their CPU is counted in the process column, not the workers').
+Every target is on 127.0.0.1. "workers" is the CPU of the executor's
+worker threads alone (read from /proc by the names they give the
+system); "process" adds this script's own loop feeding the tasks and
+every other thread. Not part of the test suite. A whole runpoller with
+these kinds, its own CPU alone, is the capacity benchmark's
+(`bench/capacity.py --only kinds,kind`, bench/kinds.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import queue
 import sys
 import threading
@@ -28,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness import threads_cpu_seconds  # noqa: E402
 from nginx import NginxTarget  # noqa: E402
 
 from polling.engine.executor import Executor  # noqa: E402
@@ -38,6 +48,10 @@ from polling.engine.types import Target, Task  # noqa: E402
 from tests.support.dns_server import DnsServer  # noqa: E402
 from tests.support.socket_servers import BannerServer, UdpServer  # noqa: E402
 
+# A loopback address the executor is told is blocked: its pings are
+# refused before a packet is sent (and would stay on loopback if not).
+REFUSED_ADDRESS = "127.0.0.2"
+
 
 def targets_for(kind: str, servers: dict) -> Target:
     if kind == "http":
@@ -46,6 +60,8 @@ def targets_for(kind: str, servers: dict) -> Target:
         return Target(project_id=1, url="icmp://127.0.0.1", ping_count=1)
     if kind == "icmp3":
         return Target(project_id=1, url="icmp://127.0.0.1", ping_count=3)
+    if kind == "refused":
+        return Target(project_id=1, url=f"icmp://{REFUSED_ADDRESS}", ping_count=1)
     if kind == "dns":
         port = servers["dns"].port
         return Target(
@@ -68,7 +84,9 @@ def measure(target: Target, rate: int, seconds: float, limit: int) -> tuple:
         results,
         limit=limit,
         poll=poll_steps,
-        make_transfers=make_transfers,
+        make_transfers=functools.partial(
+            make_transfers, blocked_networks=[f"{REFUSED_ADDRESS}/32"]
+        ),
         on_finished=lambda project_id, outcome: None,
         stats=PollStats(),
     )
@@ -76,6 +94,7 @@ def measure(target: Target, rate: int, seconds: float, limit: int) -> tuple:
     sent = 0
     outcomes = []
     cpu_before = time.process_time()
+    workers_before = threads_cpu_seconds(os.getpid(), "worker-")
     start = time.monotonic()
     while time.monotonic() - start < seconds:
         due = int((time.monotonic() - start) * rate)
@@ -91,10 +110,12 @@ def measure(target: Target, rate: int, seconds: float, limit: int) -> tuple:
     while len(outcomes) < sent:
         outcomes.append(results.get(timeout=30))
     cpu = time.process_time() - cpu_before
+    workers = threads_cpu_seconds(os.getpid(), "worker-") - workers_before
     executor.stop(timeout=10)
     up = sum(outcome.up for outcome in outcomes)
     reasons = {o.error for o in outcomes if not o.up}
-    return sent, up, cpu / max(sent, 1) * 1e6, reasons
+    per_poll = 1e6 / max(sent, 1)
+    return sent, up, workers * per_poll, cpu * per_poll, reasons
 
 
 def main() -> None:
@@ -112,13 +133,13 @@ def main() -> None:
         NginxTarget() as http,
     ):
         servers = {"dns": dns, "udp": udp, "ssh": ssh, "http": http}
-        print("| kind | polls | up | CPU per poll (µs) |")
+        print("| kind | polls | up | CPU per poll: workers / process (µs) |")
         print("| --- | ---: | ---: | ---: |")
         for kind in kinds:
-            sent, up, micros, reasons = measure(
+            sent, up, workers, process, reasons = measure(
                 targets_for(kind, servers), options.rate, options.seconds, options.limit
             )
-            print(f"| {kind} | {sent:,} | {up:,} | {micros:,.0f} |")
+            print(f"| {kind} | {sent:,} | {up:,} | {workers:,.0f} / {process:,.0f} |")
             for reason in sorted(reasons)[:3]:
                 print(f"|  | down: {reason} | | |")
 
