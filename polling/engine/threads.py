@@ -3,9 +3,9 @@
 Python names a thread for itself only: `top -H`, `ps -L` and
 /proc/<pid>/task/<tid>/comm show every thread of a poller as "python".
 A thread started here writes its name into its comm first, so an
-operator (and bench/poller_run.py, which reads the CPU of each thread
-from outside) sees which of a poller's threads spends the CPU: the
-workers, the writer, the scheduler.
+operator (and the benchmarks, which read each thread's CPU from outside:
+bench/harness.py threads_cpu_seconds) sees which of a poller's threads
+spends the CPU: the workers, the writer, the scheduler.
 
 The kernel keeps 15 bytes of a comm. The "poller-" every poller thread's
 name begins with is dropped there (the process already says it is a
