@@ -66,6 +66,10 @@ class TargetSource(Protocol):
         """Release what the calling thread holds (its database connection)."""
 
 
+# What sync_projects() says of a project while the poller starts.
+DEFERRED = "deferred"
+
+
 class NotRunning(RuntimeError):
     """The coordinator takes no new work: it is not running (yet or any
     more), as concurrent.futures refuses work after shutdown."""
@@ -158,6 +162,10 @@ class Coordinator:
         self._last_reload_at: datetime | None = None
         # When the latest load that brought every project up to date began.
         self._loaded_since: datetime | None = None
+        # What the control endpoint (it serves before the projects are
+        # loaded) was asked while start() ran: followed once running.
+        self._synced_while_starting: set[int] = set()
+        self._reload_when_running = False
         # The project ids the last periodic reload named (None after a full
         # load): the same ids with nothing changed need no reload.
         self._reloaded_ids: list[int] | None = None
@@ -200,7 +208,10 @@ class Coordinator:
             raise
         with self._lock:
             self._state = RunState.RUNNING
+            synced, self._synced_while_starting = self._synced_while_starting, set()
+            reload, self._reload_when_running = self._reload_when_running, False
         logger.info("Poller started with %d projects", summary.added)
+        self._follow_changes_made_while_starting(synced, reload=reload)
 
     def stop(self, timeout: float | None = None) -> None:
         """Stop in dependency order: no new polls, let running polls finish,
@@ -249,7 +260,10 @@ class Coordinator:
 
     def sync_projects(self, project_ids: Collection[int]) -> dict[int, str]:
         """sync_project() for each of these projects, read in one go: what
-        happened to each, by id."""
+        happened to each, by id ("deferred" while the poller starts: each
+        is read once it runs)."""
+        if self._deferred_while_starting(project_ids):
+            return dict.fromkeys(project_ids, DEFERRED)
         self._require_running()
         targets = {
             target.project_id: target
@@ -268,9 +282,42 @@ class Coordinator:
         return results
 
     def reload_projects(self) -> ReloadSummary:
-        """Make the polled set match the source."""
+        """Make the polled set match the source (while the poller starts:
+        once it runs, and nothing has changed yet)."""
+        if self._deferred_while_starting(reload=True):
+            return ReloadSummary(0, 0, 0)
         self._require_running()
         return self._apply_reload(self._load_all())
+
+    def _deferred_while_starting(
+        self, project_ids: Collection[int] = (), *, reload: bool = False
+    ) -> bool:
+        """Keep a change asked for while start() runs, for when it is done;
+        True when kept. Refused instead, a change saved after the load read
+        its row would wait for the periodic reload (POLLER_RELOAD_INTERVAL,
+        5 minutes) at every restart of a poller."""
+        with self._lock:
+            if self._state is not RunState.STARTING:
+                return False
+            self._synced_while_starting.update(project_ids)
+            self._reload_when_running |= reload
+            return True
+
+    def _follow_changes_made_while_starting(
+        self, project_ids: set[int], *, reload: bool
+    ) -> None:
+        try:
+            if reload:
+                self.reload_projects()
+            elif project_ids:
+                self.sync_projects(sorted(project_ids))
+        except NotRunning:
+            return  # stopped meanwhile: nothing more will be polled
+        except Exception:
+            logger.exception(
+                "Following the changes made while the poller started failed; "
+                "the periodic reload will"
+            )
 
     # Sharing the projects with other pollers
 
