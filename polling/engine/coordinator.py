@@ -68,6 +68,10 @@ class TargetSource(Protocol):
 
 # What sync_projects() says of a project while the poller starts.
 DEFERRED = "deferred"
+# Past this many projects synced while the poller started, one full reload
+# follows them instead of a read of each: cheaper, and within the limit
+# of a query's parameters however many came (PostgreSQL's is 65,535).
+MAX_SYNCED_WHILE_STARTING = 500
 
 
 class NotRunning(RuntimeError):
@@ -307,7 +311,7 @@ class Coordinator:
         self, project_ids: set[int], *, reload: bool
     ) -> None:
         try:
-            if reload:
+            if reload or len(project_ids) > MAX_SYNCED_WHILE_STARTING:
                 self.reload_projects()
             elif project_ids:
                 self.sync_projects(sorted(project_ids))

@@ -11,7 +11,12 @@ import threading
 import pytest
 
 from polling.engine.config import PollerConfig
-from polling.engine.coordinator import DEFERRED, Coordinator, NotRunning
+from polling.engine.coordinator import (
+    DEFERRED,
+    MAX_SYNCED_WHILE_STARTING,
+    Coordinator,
+    NotRunning,
+)
 from polling.engine.scheduler import ReloadSummary
 from polling.engine.types import RunState, Target
 from tests.support.engine_fakes import ListSource, NoStore
@@ -88,6 +93,22 @@ def test_a_reload_asked_for_while_the_poller_starts_is_made_once_it_runs(
     assert poller.reload_projects() == ReloadSummary(0, 0, 0)
     finish_start()
 
+    assert poller.target(2) is not None
+
+
+def test_many_projects_synced_while_it_starts_are_followed_by_one_reload(
+    starting_poller, monkeypatch
+):
+    poller, finish_start = starting_poller
+    loads = []
+    monkeypatch.setattr(poller._source, "load_some", loads.append)
+    many = range(2, 2 + MAX_SYNCED_WHILE_STARTING + 1)
+
+    for first in range(2, many.stop, 100):  # as the web sends them: in calls
+        poller.sync_projects(list(range(first, min(first + 100, many.stop))))
+    finish_start()
+
+    assert loads == []  # no read of 501 ids: a reload instead
     assert poller.target(2) is not None
 
 
