@@ -219,6 +219,11 @@ def test_in_one_process_only_the_workers_thread_takes_the_timeouts_alarm(queue_a
     helper thread taking it would leave a task past its timeout running."""
     cluster = start_qcluster(queue_as)
     try:
+        # Once a task has run, the worker (the main thread) is past starting
+        # its helpers, which it does with SIGALRM blocked for that moment
+        # (each inherits the mask): sampled then, CI saw it blocked.
+        async_task(ANSWER)
+        wait_until(lambda: Success.objects.filter(func=ANSWER).exists(), timeout=20)
         wait_until(lambda: len(threads_of(cluster.pid)) >= 4, timeout=30)
         blocked = {
             tid: alarm_blocked(cluster.pid, tid) for tid in threads_of(cluster.pid)
