@@ -218,6 +218,9 @@ POLLER_WRITER_PROCESS = env.bool("POLLER_WRITER_PROCESS", default=True)
 POLLER_CONTROL_BIND = env.str("POLLER_CONTROL_BIND", default="127.0.0.1:8765")
 POLLER_CONTROL_URL = env.str("POLLER_CONTROL_URL", default="http://127.0.0.1:8765")
 POLLER_CONTROL_TOKEN = env.str("POLLER_CONTROL_TOKEN", default="")
+# A change the pollers did not all hear of is sent again after 1, 2, 4...
+# s, this many times (polling/sync_sender.py); then their periodic reload.
+POLLER_SYNC_RETRIES = env.int("POLLER_SYNC_RETRIES", default=5)
 # Several pollers on PostgreSQL share the projects in shards (project id
 # mod POLLER_SHARDS; the same on every poller), each leased for
 # POLLER_LEASE_TTL seconds and renewed every POLLER_LEASE_TICK.

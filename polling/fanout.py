@@ -59,9 +59,10 @@ class FleetClient:
         return self._each(lambda client: client.reload())
 
     def _each(self, call) -> bool:
-        """True when at least one poller heard of it. The pollers are
-        looked up at call time: after the commit, not in the save."""
+        """True when every live poller heard of it (the sender makes the
+        call again otherwise). The pollers are looked up at call time:
+        after the commit, not in the save."""
         urls = live_control_urls()
         clients = [ControlClient(base_url=url) for url in urls] or [ControlClient()]
         heard = [call(client) for client in clients]  # every one, no short cut
-        return any(heard)
+        return all(heard)

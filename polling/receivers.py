@@ -8,8 +8,9 @@ committed rows. A deleted project is synced like a changed one: the poller
 finds it gone and stops polling it.
 
 The calls themselves go out from a thread of their own (sync_sender.py),
-so no web request waits for a poller. A failing call is logged; the
-poller's periodic reload repairs what was missed.
+so no web request waits for a poller. A failing call is logged and made
+again a few times over the next 30 s; the poller's periodic reload
+repairs what is still missed.
 
 A change of a team's `trusted` changes how each of its projects may be
 polled (POLL_BLOCKED_NETWORKS), so it syncs the team's projects the same way.
@@ -30,12 +31,12 @@ from projects.models import Project, Team
 MAX_SYNC_IDS = MAX_IDS_PER_CALL
 
 
-def sync_projects(project_ids: Sequence[int]) -> None:
+def sync_projects(project_ids: Sequence[int]) -> bool:
+    """Whether every live poller heard (the sender retries otherwise)."""
     client = FleetClient()
     if len(project_ids) > MAX_SYNC_IDS:
-        client.reload()
-    else:
-        client.sync_projects(project_ids)
+        return client.reload()
+    return client.sync_projects(project_ids)
 
 
 SENDER = SyncSender(sync_projects)

@@ -17,6 +17,10 @@ def parse_bind(bind: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+# The last of 10 retries waits 512 s (polling/sync_sender.py), past the
+# pollers' own periodic reload: more would only add calls.
+MAX_SYNC_RETRIES = 10
+
 # runpoller runs the checks of this tag (and the models'), not every check:
 # the URLs' check would import every page and the admin into the poller.
 POLLER_CHECKS = "poller"
@@ -75,6 +79,11 @@ def poller_settings_check(app_configs, **kwargs) -> list[Error]:
         1 <= settings.SERVICE_CHECK_CONCURRENCY <= MAX_SERVICE_CHECK_CONCURRENCY,
         f"SERVICE_CHECK_CONCURRENCY must be from 1 to {MAX_SERVICE_CHECK_CONCURRENCY}.",
         "polling.E010",
+    )
+    require(
+        0 <= settings.POLLER_SYNC_RETRIES <= MAX_SYNC_RETRIES,
+        f"POLLER_SYNC_RETRIES must be from 0 to {MAX_SYNC_RETRIES}.",
+        "polling.E011",
     )
     # Here, not at the top: this module loads in every process (the app's
     # ready()), and the engine's module brings pycurl, which only the

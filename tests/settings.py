@@ -34,3 +34,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 POLLER_CONTROL_BIND = "127.0.0.1:0"
 POLLER_CONTROL_URL = "http://127.0.0.1:9"
 POLLER_CONTROL_TOKEN = "tests-only-control-token"
+# Most tests save projects with no poller to hear of it: a call made again
+# seconds later would reach the next test's poller. The sender's retries
+# are tested with their own sender and settings (test_sync_retries.py).
+POLLER_SYNC_RETRIES = 0

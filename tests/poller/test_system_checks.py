@@ -26,6 +26,8 @@ def test_the_default_settings_pass():
         ("POLLER_CONTROL_BIND", "127.0.0.1:http", "polling.E005"),
         ("POLLER_CONTROL_BIND", "127.0.0.1:70000", "polling.E005"),
         ("POLLER_CONTROL_URL", "127.0.0.1:8765", "polling.E006"),
+        ("POLLER_SYNC_RETRIES", -1, "polling.E011"),
+        ("POLLER_SYNC_RETRIES", 11, "polling.E011"),
     ],
 )
 def test_bad_poller_settings_are_errors(settings, name, value, error_id):
