@@ -6,6 +6,7 @@ second, no longer misses a save for 5 minutes (polling/sync_sender.py)."""
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 
 import pytest
@@ -17,7 +18,6 @@ from polling.sync_sender import SyncSender
 from polling.wiring import database_coordinator
 from projects.models import Project
 from tests.support.waiting import wait_until
-from tests.support.web_process import free_port
 
 QUICK = 0.01  # seconds before a first retry, when the test waits for it
 NEVER = 600.0  # ... when the test must act before it
@@ -108,7 +108,11 @@ def test_a_project_saved_again_before_its_retry_goes_out_once():
 def test_a_poller_whose_endpoint_answers_late_still_hears_of_a_save(settings):
     # The real client, control endpoint and poller: the endpoint is not up
     # when the save is sent, as while a poller restarts.
-    port = free_port()
+    # Bound and not listening: a connection is refused, as by a poller not
+    # up yet, and no other process can take the port meanwhile.
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    port = holder.getsockname()[1]
     settings.POLLER_CONTROL_URL = f"http://127.0.0.1:{port}"
     poller = database_coordinator(PollerConfig(spread_seconds=1, reload_interval=3600))
     poller.start()  # loads nothing: the project comes after
@@ -126,10 +130,12 @@ def test_a_poller_whose_endpoint_answers_late_still_hears_of_a_save(settings):
         assert sender.retries_waiting == 1
         assert poller.target(project.pk) is None
 
+        holder.close()
         control.start()
 
         wait_until(lambda: poller.target(project.pk) is not None, timeout=10)
         wait_until(lambda: sender.retries_waiting == 0)
     finally:
+        holder.close()
         control.stop()
         poller.stop(timeout=10)
