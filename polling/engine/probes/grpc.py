@@ -62,6 +62,13 @@ STATUS_CODES = (
     "UNAUTHENTICATED",
 )
 DEADLINE_EXCEEDED, NOT_FOUND, UNIMPLEMENTED = 4, 5, 12
+# The server took the connection and broke off the exchange: one that is
+# not a gRPC server (an HTTP/1 one refuses the HTTP/2 preface and closes)
+# or failed mid-call. Which of these libcurl sees depends on how far its
+# sending got when the server closed; the reason says gRPC either way.
+_BROKEN_OFF = frozenset(
+    {pycurl.E_SEND_ERROR, pycurl.E_RECV_ERROR, pycurl.E_GOT_NOTHING}
+)
 
 
 class Unanswered(Exception):
@@ -102,8 +109,10 @@ def poll_steps(
         response = yield handle.begin(request, timeout_ms=timeout_ms)
     except TransferError as error:
         trace.add(error.phases)
-        reason = transfer_reason(error, url, target.timeout_seconds)
-        return outcome(task, started_at, trace, None, reason or error.message)
+        reason = transfer_reason(error, url, target.timeout_seconds) or error.message
+        if error.code in _BROKEN_OFF:
+            reason = f"gRPC: no health answer ({reason})"
+        return outcome(task, started_at, trace, None, reason)
     elapsed_ms = round((time.monotonic() - start) * 1000)
     trace.add(response.phases, response.tls_expires_at)
     try:
