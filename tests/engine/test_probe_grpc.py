@@ -5,10 +5,6 @@ libcurl on the executor's loop, alone and on the executor."""
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import struct
-import threading
 from datetime import UTC, datetime
 
 import pytest
@@ -25,6 +21,7 @@ from tests.support.grpc_health_server import (
     HealthServer,
 )
 from tests.support.silent_server import SilentServer
+from tests.support.socket_servers import ResettingServer
 from tests.support.target_server import TargetServer
 
 
@@ -171,44 +168,8 @@ def test_an_http_server_that_is_not_grpc_says_so(poll):
     assert outcome.error.startswith(("gRPC: ", "HTTP/2 error: ")), outcome.error
 
 
-class ResetAfterFirstBytes:
-    """A TCP server that reads the first bytes of each connection (the
-    HTTP/2 preface) and resets it: a server that breaks off the call
-    before any answer. Not at once on accepting: libcurl may take a reset
-    that soon for a failed connect."""
-
-    def __init__(self) -> None:
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.1)  # to see _stopping
-        self.port = self._listener.getsockname()[1]
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-
-    def __enter__(self) -> ResetAfterFirstBytes:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self._stopping.set()
-        self._thread.join(5)
-        self._listener.close()
-
-    def _serve(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                connection, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            with connection:
-                connection.settimeout(5)
-                with contextlib.suppress(OSError):
-                    connection.recv(16)
-                linger_zero = struct.pack("ii", 1, 0)  # close() sends a reset
-                connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger_zero)
-
-
 def test_a_server_that_breaks_off_the_call_says_gRPC_had_no_answer(poll):
-    with ResetAfterFirstBytes() as server:
+    with ResettingServer() as server:
         outcome = poll(f"grpc://127.0.0.1:{server.port}/")
 
     assert not outcome.up

@@ -1,12 +1,13 @@
 """Small real servers on 127.0.0.1 for the socket kinds' tests: an SSH
-banner server, a UDP echo server, a UDP server that never answers, a
-stand-in Redis that records what it is told. Each
-binds port 0 and stops when its `with` block ends."""
+banner server, a server that resets each call, a UDP echo server, a UDP
+server that never answers, a stand-in Redis that records what it is
+told. Each binds port 0 and stops when its `with` block ends."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
+import struct
 import threading
 
 
@@ -44,9 +45,30 @@ class BannerServer:
                 continue
             self.accepted += 1
             self._connections.append(connection)
-            if self.greeting is not None:
-                with contextlib.suppress(OSError):
-                    connection.sendall(self.greeting)
+            self._handle(connection)
+
+    def _handle(self, connection: socket.socket) -> None:
+        if self.greeting is not None:
+            with contextlib.suppress(OSError):
+                connection.sendall(self.greeting)
+
+
+class ResettingServer(BannerServer):
+    """Reads the first bytes of each connection (a client's opening, say
+    the HTTP/2 preface) and resets it: a server that breaks off the call
+    before any answer. Not at once on accepting: libcurl may take a reset
+    that soon for a failed connect."""
+
+    def __init__(self) -> None:
+        super().__init__(greeting=None)
+
+    def _handle(self, connection: socket.socket) -> None:
+        connection.settimeout(5)
+        with contextlib.suppress(OSError):
+            connection.recv(16)
+        linger_zero = struct.pack("ii", 1, 0)  # close() sends a reset
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger_zero)
+        connection.close()
 
 
 class UdpServer:
